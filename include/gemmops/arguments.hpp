@@ -1,0 +1,77 @@
+// include/gemmops/arguments.hpp: the operations gemmops serves, as argument structs, and their validation
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <variant>
+
+#include "gemmops/status.hpp"
+#include "gemmops/tensor.hpp"
+
+namespace gemmops {
+
+/// Dense GEMM out = A x B:
+///   (M,K) x (K,N) -> (M,N)                 OperationKind::gemm
+///   (L,M,K) x (L,K,N) -> (L,M,N)           OperationKind::batched_gemm
+/// Every operand may use any strides (K-major or MN-major A and B); out is written, never read.
+struct GemmArguments {
+  TensorDesc A, B, out;
+  DType accumulator = DType::fp32;
+};
+
+/// Grouped GEMM with int32 `offsets` (G,) of exclusive end positions; group i covers
+/// [offsets[i-1], offsets[i]) (start 0 for i = 0); empty groups are legal.
+///   M-grouped (contiguous offsets): A (TotalM,K) x B (G,K,N) -> out (TotalM,N). Rows of out at or
+///     past offsets[G-1] are left untouched.                        OperationKind::grouped_m
+///   K-grouped (weight gradients):   A (M,TotalK) x B (TotalK,N) -> out (G,M,N); group i sums over
+///     its K range; an empty group writes zeros.                    OperationKind::grouped_k
+/// The form follows from the ranks: B of rank 3 is M-grouped, out of rank 3 is K-grouped.
+struct GroupedGemmArguments {
+  TensorDesc A, B, out;
+  DType accumulator = DType::fp32;
+  TensorDesc offsets;
+};
+
+using Arguments = std::variant<GemmArguments, GroupedGemmArguments>;
+
+enum class OperationKind { gemm, batched_gemm, grouped_m, grouped_k };
+inline constexpr OperationKind kAllOperationKinds[] = {
+    OperationKind::gemm, OperationKind::batched_gemm, OperationKind::grouped_m, OperationKind::grouped_k};
+std::string_view name(OperationKind k);  ///< "gemm", "batched_gemm", "grouped_gemm_m", "grouped_gemm_k"
+
+/// The sizes of a problem, after validation. For grouped_m, `m` is TotalM (A's rows) and `groups`
+/// is G; for grouped_k, `k` is TotalK; for batched_gemm, `groups` is L; for gemm, `groups` is 1.
+struct ProblemShape {
+  OperationKind kind = OperationKind::gemm;
+  int64_t m = 0, n = 0, k = 0, groups = 1;
+  /// 2*m*n*k: the FLOPs of the whole problem (each row or K slice belongs to one group), with m the
+  /// rows actually covered by the offsets when those are not known on the host.
+  double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+};
+
+/// The operation kind of `args` from operand ranks; invalid_argument when the ranks fit no form.
+Result<OperationKind> operation_kind(const Arguments& args);
+
+/// Every structural rule of the operation: ranks, shape agreement, dtype combination, accumulator,
+/// devices, offsets dtype/rank/length, non-negative strides, out aliasing an input, and — when the
+/// offsets live on the host and carry data — offsets that decrease or exceed their bound.
+/// Rules an operator adds (alignment, majors) are checked by Operator::supports.
+/// Returns invalid_argument with a message naming the operand and the rule; never aborts.
+Status validate(const Arguments& args);
+
+/// validate(), then the problem sizes.
+Result<ProblemShape> problem_shape(const Arguments& args);
+
+/// Major of A (rows = M, cols = K) and B (rows = K, cols = N) of valid arguments; false when the
+/// operand has neither its last nor its second-to-last dimension contiguous.
+bool a_major(const Arguments& args, Major* major);
+bool b_major(const Arguments& args, Major* major);
+
+/// Accessors common to both argument types.
+const TensorDesc& operand_a(const Arguments& args);
+const TensorDesc& operand_b(const Arguments& args);
+const TensorDesc& operand_out(const Arguments& args);
+DType accumulator_of(const Arguments& args);
+
+}  // namespace gemmops

@@ -1,0 +1,14 @@
+// include/gemmops/gemmops.hpp: umbrella header of the public API
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "gemmops/arguments.hpp"
+#include "gemmops/device.hpp"
+#include "gemmops/dtype.hpp"
+#include "gemmops/metadata.hpp"
+#include "gemmops/operator.hpp"
+#include "gemmops/registry.hpp"
+#include "gemmops/status.hpp"
+#include "gemmops/target.hpp"
+#include "gemmops/tensor.hpp"
+#include "gemmops/version.hpp"

@@ -1,0 +1,59 @@
+// include/gemmops/metadata.hpp: what an operator can serve (constraints) and how it is built (design)
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gemmops/arguments.hpp"
+#include "gemmops/target.hpp"
+
+namespace gemmops {
+
+/// How the kernel is organised. cpu_blocked is the host provider; the others are GPU schedules.
+enum class Schedule { cpu_blocked, cooperative, pingpong, small_m, custom };
+std::string_view name(Schedule s);  ///< "cpu", "coop", "pingpong", "smallm", "custom"
+
+/// The shape of the kernel: tile, cluster, pipeline depth and schedule. Zero tiles mean "not tiled".
+struct Design {
+  int tile_m = 0, tile_n = 0, tile_k = 0;
+  int cluster_m = 1, cluster_n = 1;
+  int stages = 0;
+  Schedule schedule = Schedule::custom;
+  /// "128x256x64_c2x1_s4_coop" ("cpu" for the host provider).
+  std::string to_string() const;
+  friend bool operator==(const Design&, const Design&) = default;
+};
+
+/// The rules an operator puts on its operands, on top of the operation's own (validate()).
+/// An empty list means "any".
+struct OperandConstraints {
+  std::vector<OperationKind> kinds;
+  std::vector<DType> a_dtypes, b_dtypes, out_dtypes;
+  std::vector<DType> accumulator_dtypes{DType::fp32};
+  bool a_b_same_dtype = true;
+  std::vector<Major> a_majors, b_majors;
+  bool out_row_major = false;         ///< out's last dimension must have stride 1
+  int alignment_bytes = 1;            ///< data pointers and every non-unit stride, in bytes
+  Device::Kind device = Device::Kind::cpu;
+};
+
+/// Everything discovery knows about an operator without compiling or running it.
+struct OperatorMetadata {
+  std::string name;                 ///< see make_operator_name()
+  std::string provider;             ///< "cpu", "sm90", or a user's
+  OperandConstraints constraints;
+  Design design;
+  Target target;                    ///< the architecture the operator is built for
+};
+
+/// The one function that names operators, in a fixed order: target, operation, dtypes, accumulator,
+/// design. E.g. "sm90a_grouped_gemm_m_bf16_f32acc_128x256x64_c2x1_s4_coop".
+std::string make_operator_name(const Target& target, std::string_view operation, DType ab, DType out,
+                               DType accumulator, const Design& design);
+
+/// Checks valid `args` against `constraints`; unsupported with the operand and the rule otherwise.
+/// The one checker of support: operators answer supports() from their metadata through it.
+Status check_constraints(const OperandConstraints& constraints, const Arguments& args);
+
+}  // namespace gemmops

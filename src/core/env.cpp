@@ -1,0 +1,51 @@
+// src/core/env.cpp: reads the GEMMOPS_* environment variables (the only file that calls getenv)
+// SPDX-License-Identifier: Apache-2.0
+#include "core/env.hpp"
+
+#include <cstdlib>
+#include <string_view>
+#include <thread>
+
+namespace gemmops::env {
+namespace {
+
+std::optional<std::string> get(const char* name) {
+  const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read-only use
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+bool flag(const char* name) {
+  auto v = get(name);
+  if (!v) return false;
+  std::string_view s = *v;
+  return !(s == "0" || s == "false" || s == "off" || s == "no");
+}
+
+}  // namespace
+
+std::optional<std::string> target() { return get("GEMMOPS_TARGET"); }
+
+std::string cache_dir() {
+  if (auto d = get("GEMMOPS_CACHE_DIR")) return *d;
+  if (auto x = get("XDG_CACHE_HOME")) return *x + "/gemmops";
+  if (auto h = get("HOME")) return *h + "/.cache/gemmops";
+  return "/tmp/gemmops-cache";
+}
+
+bool jit_disabled() { return flag("GEMMOPS_NO_JIT"); }
+bool disk_cache_disabled() { return flag("GEMMOPS_NO_DISK_CACHE"); }
+bool log_enabled() { return flag("GEMMOPS_LOG"); }
+std::optional<std::string> cuda_include() { return get("GEMMOPS_CUDA_INCLUDE"); }
+std::optional<std::string> nvrtc_library() { return get("GEMMOPS_NVRTC"); }
+
+int cpu_threads() {
+  if (auto v = get("GEMMOPS_CPU_THREADS")) {
+    int n = std::atoi(v->c_str());
+    if (n > 0) return n;
+  }
+  unsigned hc = std::thread::hardware_concurrency();
+  return hc == 0 ? 1 : static_cast<int>(hc);
+}
+
+}  // namespace gemmops::env

@@ -1,0 +1,27 @@
+// src/core/env.hpp: every GEMMOPS_* environment variable, read here and nowhere else (docs/environment.md)
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace gemmops::env {
+
+/// GEMMOPS_TARGET: the target to assume when no CUDA device is present ("90a"), for discovery/compile.
+std::optional<std::string> target();
+/// GEMMOPS_CACHE_DIR, else $XDG_CACHE_HOME/gemmops, else $HOME/.cache/gemmops, else /tmp/gemmops-cache.
+std::string cache_dir();
+/// GEMMOPS_NO_JIT=1: a kernel-cache miss is an error instead of a compile.
+bool jit_disabled();
+/// GEMMOPS_NO_DISK_CACHE=1: never read or write the on-disk kernel cache.
+bool disk_cache_disabled();
+/// GEMMOPS_LOG=1: the library logs to stderr (off by default; the library never prints otherwise).
+bool log_enabled();
+/// GEMMOPS_CUDA_INCLUDE: the toolkit include directories for NVRTC (';' or ':' separated).
+std::optional<std::string> cuda_include();
+/// GEMMOPS_NVRTC: path or name of the NVRTC library to open.
+std::optional<std::string> nvrtc_library();
+/// GEMMOPS_CPU_THREADS: threads of the CPU provider (default: hardware concurrency).
+int cpu_threads();
+
+}  // namespace gemmops::env
