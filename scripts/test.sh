@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# scripts/test.sh: installs what is missing, builds, and runs every test: C++ (ctest), fuzz, Python
+# SPDX-License-Identifier: Apache-2.0
+# Every step runs even when an earlier one failed; the exit code is non-zero if any step failed.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+scripts/bootstrap.sh || { echo "test.sh: bootstrap failed" >&2; exit 1; }
+
+failed=()
+step() {  # step NAME COMMAND...: runs one step and remembers a failure
+  local name=$1; shift
+  echo "=== $name"
+  if "$@"; then echo "=== $name: ok"; else echo "=== $name: FAILED (exit $?)"; failed+=("$name"); fi
+}
+
+# GPU tests are part of every run: without a device they skip with the reason.
+export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-$(nproc)}
+step "c++ (cmake --workflow --preset ci)" cmake --workflow --preset ci
+
+if [ -x scripts/run_fuzz.sh ] || [ -f scripts/run_fuzz.sh ]; then
+  step "fuzz" bash scripts/run_fuzz.sh 20
+fi
+
+python_tests() {
+  python3 -m pip install -q . || return 1
+  local rc=0
+  python3 -m pytest -q tests/python || rc=$?
+  # pytest exits 5 when it collected nothing: only a failure when there are tests to collect.
+  if [ "$rc" -eq 5 ] && ! find tests/python -name 'test_*.py' -o -name '*_test.py' | grep -q .; then
+    echo "no Python tests yet"
+    rc=0
+  fi
+  return "$rc"
+}
+if [ -d python ] && [ -d tests/python ]; then
+  export PIP_ROOT_USER_ACTION=ignore
+  step "python (pytest)" python_tests
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+  printf 'test.sh: FAILED: %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "test.sh: all steps passed"
