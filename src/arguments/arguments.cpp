@@ -1,0 +1,71 @@
+// src/arguments/arguments.cpp: validate() and the queries on valid arguments (kind, shape, majors)
+// SPDX-License-Identifier: Apache-2.0
+#include "gemmops/arguments.hpp"
+
+#include "arguments/rules.hpp"
+
+namespace gemmops {
+
+namespace {
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+}  // namespace
+
+std::string_view name(OperationKind k) {
+  switch (k) {
+    case OperationKind::gemm: return "gemm";
+    case OperationKind::batched_gemm: return "batched_gemm";
+    case OperationKind::grouped_m: return "grouped_gemm_m";
+    case OperationKind::grouped_k: return "grouped_gemm_k";
+  }
+  return "unknown";
+}
+
+Result<OperationKind> operation_kind(const Arguments& args) {
+  return std::visit(Overloaded{[](const GemmArguments& g) { return detail::gemm_kind(g); },
+                               [](const GroupedGemmArguments& g) { return detail::grouped_kind(g); }},
+                    args);
+}
+
+Status validate(const Arguments& args) {
+  return std::visit(Overloaded{[](const GemmArguments& g) { return detail::validate_gemm(g); },
+                               [](const GroupedGemmArguments& g) { return detail::validate_grouped(g); }},
+                    args);
+}
+
+Result<ProblemShape> problem_shape(const Arguments& args) {
+  GEMMOPS_TRY(validate(args));
+  GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, operation_kind(args));
+  const TensorDesc &A = operand_a(args), &B = operand_b(args), &out = operand_out(args);
+  ProblemShape p;
+  p.kind = kind;
+  switch (kind) {
+    case OperationKind::gemm: p.m = A.size(0), p.k = A.size(1), p.n = B.size(1), p.groups = 1; break;
+    case OperationKind::batched_gemm: p.groups = A.size(0), p.m = A.size(1), p.k = A.size(2), p.n = B.size(2); break;
+    case OperationKind::grouped_m: p.m = A.size(0), p.k = A.size(1), p.groups = B.size(0), p.n = B.size(2); break;
+    case OperationKind::grouped_k: p.m = A.size(0), p.k = A.size(1), p.n = B.size(1), p.groups = out.size(0); break;
+  }
+  return p;
+}
+
+bool a_major(const Arguments& args, Major* major) { return matrix_major(operand_a(args), true, major); }
+bool b_major(const Arguments& args, Major* major) { return matrix_major(operand_b(args), false, major); }
+
+const TensorDesc& operand_a(const Arguments& args) {
+  return std::visit([](const auto& a) -> const TensorDesc& { return a.A; }, args);
+}
+const TensorDesc& operand_b(const Arguments& args) {
+  return std::visit([](const auto& a) -> const TensorDesc& { return a.B; }, args);
+}
+const TensorDesc& operand_out(const Arguments& args) {
+  return std::visit([](const auto& a) -> const TensorDesc& { return a.out; }, args);
+}
+DType accumulator_of(const Arguments& args) {
+  return std::visit([](const auto& a) { return a.accumulator; }, args);
+}
+
+}  // namespace gemmops

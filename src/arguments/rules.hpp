@@ -1,0 +1,53 @@
+// src/arguments/rules.hpp: the validation rules, one small named function each (used by validate())
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "gemmops/arguments.hpp"
+
+namespace gemmops::detail {
+
+// --- one tensor (validate_tensor.cpp) ---
+/// Rank 1..3 for A, B and out.
+Status validate_rank(const TensorDesc& t, std::string_view role);
+/// One stride per dimension.
+Status validate_stride_count(const TensorDesc& t, std::string_view role);
+Status validate_sizes_non_negative(const TensorDesc& t, std::string_view role);
+Status validate_strides_non_negative(const TensorDesc& t, std::string_view role);
+/// The byte span (and the element count) must fit in int64.
+Status validate_span_fits(const TensorDesc& t, std::string_view role);
+/// A and B: bf16, fp16, fp32, e4m3, e5m2. out: bf16, fp16, fp32. int32 gets its own message.
+Status validate_input_dtype(const TensorDesc& t, std::string_view role);
+Status validate_out_dtype(const TensorDesc& out);
+/// All of the layout rules above (stride count, sizes, strides, span) for any operand.
+Status validate_layout(const TensorDesc& t, std::string_view role);
+
+// --- rules every operation shares (validate_common.cpp) ---
+Status validate_ab_dtypes(const TensorDesc& a, const TensorDesc& b);
+Status validate_accumulator(DType accumulator);
+Status validate_same_device(const TensorDesc& a, const TensorDesc& t, std::string_view role);
+/// out's byte range must not intersect `t`'s (only checked when both carry data).
+Status validate_no_overlap(const TensorDesc& out, const TensorDesc& t, std::string_view role);
+/// No two elements of out share an address (a zero stride on a dim of size > 1, or interleaving).
+Status validate_out_elements_distinct(const TensorDesc& out);
+/// The checks on A, B and out that do not depend on the operation's form.
+Status validate_operands(const TensorDesc& a, const TensorDesc& b, const TensorDesc& out, DType accumulator);
+
+// --- dense and batched GEMM (validate_gemm.cpp) ---
+Result<OperationKind> gemm_kind(const GemmArguments& args);
+Status validate_gemm(const GemmArguments& args);
+
+// --- grouped GEMM (validate_grouped.cpp) ---
+Result<OperationKind> grouped_kind(const GroupedGemmArguments& args);
+Status validate_grouped(const GroupedGemmArguments& args);
+/// Offsets (G,) int32, contiguous, on A's device, with host values in order and within `total`.
+Status validate_offsets(const GroupedGemmArguments& args, int64_t groups, int64_t total,
+                        std::string_view total_name);
+
+// --- message helpers (validate_tensor.cpp) ---
+/// "(8192, 2048)".
+std::string tuple_string(const int64_t* v, std::size_t n);
+
+}  // namespace gemmops::detail

@@ -1,0 +1,124 @@
+// src/arguments/validate_grouped.cpp: M-grouped and K-grouped GEMM rules, and the offsets operand
+// SPDX-License-Identifier: Apache-2.0
+#include <cstring>
+#include <string>
+
+#include "arguments/rules.hpp"
+
+namespace gemmops::detail {
+
+namespace {
+
+std::string ranks_of(const GroupedGemmArguments& a) {
+  return std::to_string(a.A.rank()) + "/" + std::to_string(a.B.rank()) + "/" + std::to_string(a.out.rank());
+}
+
+std::string labelled(const char* role, const char* dims, const TensorDesc& t) {
+  return std::string(role) + " " + dims + " = " + t.shape_string();
+}
+
+Status agree(const char* what, int64_t got, int64_t want, const char* role, const char* ref,
+             const std::string& shapes) {
+  if (got == want) return Status::ok();
+  return invalid_argument(std::string(role) + ": " + what + " (" + std::to_string(got) + ") must equal " + ref +
+                          "'s " + what + " (" + std::to_string(want) + "); " + shapes);
+}
+
+// A (TotalM,K) x B (G,K,N) -> out (TotalM,N).
+Status validate_grouped_m_shapes(const GroupedGemmArguments& g) {
+  const TensorDesc &A = g.A, &B = g.B, &out = g.out;
+  const std::string ab = labelled("A", "(TotalM,K)", A) + ", " + labelled("B", "(G,K,N)", B);
+  const std::string ao = labelled("A", "(TotalM,K)", A) + ", " + labelled("out", "(TotalM,N)", out);
+  const std::string bo = labelled("B", "(G,K,N)", B) + ", " + labelled("out", "(TotalM,N)", out);
+  GEMMOPS_TRY(agree("K", B.size(1), A.size(1), "B", "A", ab));
+  GEMMOPS_TRY(agree("TotalM", out.size(0), A.size(0), "out", "A", ao));
+  return agree("N", out.size(1), B.size(2), "out", "B", bo);
+}
+
+// A (M,TotalK) x B (TotalK,N) -> out (G,M,N).
+Status validate_grouped_k_shapes(const GroupedGemmArguments& g) {
+  const TensorDesc &A = g.A, &B = g.B, &out = g.out;
+  const std::string ab = labelled("A", "(M,TotalK)", A) + ", " + labelled("B", "(TotalK,N)", B);
+  const std::string ao = labelled("A", "(M,TotalK)", A) + ", " + labelled("out", "(G,M,N)", out);
+  const std::string bo = labelled("B", "(TotalK,N)", B) + ", " + labelled("out", "(G,M,N)", out);
+  GEMMOPS_TRY(agree("TotalK", B.size(0), A.size(1), "B", "A", ab));
+  GEMMOPS_TRY(agree("M", out.size(1), A.size(0), "out", "A", ao));
+  return agree("N", out.size(2), B.size(1), "out", "B", bo);
+}
+
+Status validate_offsets_form(const TensorDesc& off, int64_t groups) {
+  if (off.dtype == DType::i32 && off.rank() == 1 && off.shape[0] == groups) return Status::ok();
+  return invalid_argument("offsets: must be int32 with shape (G,) = (" + std::to_string(groups) + ",); got " +
+                          std::string(name(off.dtype)) + " with shape " + off.shape_string());
+}
+
+Status validate_offsets_contiguous(const TensorDesc& off) {
+  // Kernels read offsets[i] directly; a strided view would need a copy the caller can make.
+  if (off.shape[0] <= 1 || off.strides[0] == 1) return Status::ok();
+  return invalid_argument("offsets: must be contiguous (stride 1); got strides (" +
+                          std::to_string(off.strides[0]) + ",)");
+}
+
+// Values are only visible on the host; device offsets are the kernel's to trust.
+Status validate_offsets_values(const TensorDesc& off, int64_t total, std::string_view total_name) {
+  if (off.device.is_cuda() || off.data == nullptr) return Status::ok();
+  const auto* bytes = static_cast<const unsigned char*>(off.data);
+  int32_t prev = 0;
+  for (int64_t i = 0; i < off.shape[0]; ++i) {
+    int32_t v = 0;
+    std::memcpy(&v, bytes + i * int64_t{4}, sizeof v);  // no alignment assumed of the caller's pointer
+    const std::string at = "offsets[" + std::to_string(i) + "] = " + std::to_string(v);
+    if (v < 0) return invalid_argument("offsets: must be non-negative; got " + at);
+    if (v < prev) {
+      return invalid_argument("offsets: must be nondecreasing; got " + at + " after offsets[" +
+                              std::to_string(i - 1) + "] = " + std::to_string(prev));
+    }
+    prev = v;
+  }
+  if (off.shape[0] > 0 && prev > total) {
+    return invalid_argument("offsets: last offset must be at most " + std::string(total_name) + " (" +
+                            std::to_string(total) + "); got offsets[" + std::to_string(off.shape[0] - 1) +
+                            "] = " + std::to_string(prev));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status validate_offsets(const GroupedGemmArguments& g, int64_t groups, int64_t total, std::string_view total_name) {
+  const TensorDesc& off = g.offsets;
+  GEMMOPS_TRY(validate_offsets_form(off, groups));
+  GEMMOPS_TRY(validate_layout(off, "offsets"));
+  GEMMOPS_TRY(validate_offsets_contiguous(off));
+  GEMMOPS_TRY(validate_same_device(g.A, off, "offsets"));
+  return validate_offsets_values(off, total, total_name);
+}
+
+Result<OperationKind> grouped_kind(const GroupedGemmArguments& g) {
+  int a = g.A.rank(), b = g.B.rank(), o = g.out.rank();
+  if (a == 2 && b == 3 && o == 2) return OperationKind::grouped_m;
+  if (a == 2 && b == 2 && o == 3) return OperationKind::grouped_k;
+  return invalid_argument("A, B, out: ranks must be 2/3/2 (grouped_gemm_m) or 2/2/3 (grouped_gemm_k); got " +
+                          ranks_of(g));
+}
+
+Status validate_grouped(const GroupedGemmArguments& g) {
+  for (auto [t, role] : {std::pair{&g.A, "A"}, std::pair{&g.B, "B"}, std::pair{&g.out, "out"}}) {
+    GEMMOPS_TRY(validate_rank(*t, role));
+    GEMMOPS_TRY(validate_layout(*t, role));
+  }
+  GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, grouped_kind(g));
+  if (kind == OperationKind::grouped_m) {
+    GEMMOPS_TRY(validate_grouped_m_shapes(g));
+    GEMMOPS_TRY(validate_offsets(g, g.B.size(0), g.A.size(0), "TotalM"));
+  } else {
+    GEMMOPS_TRY(validate_grouped_k_shapes(g));
+    GEMMOPS_TRY(validate_offsets(g, g.out.size(0), g.A.size(1), "TotalK"));
+  }
+  GEMMOPS_TRY(validate_operands(g.A, g.B, g.out, g.accumulator));
+  GEMMOPS_TRY(validate_no_overlap(g.out, g.A, "A"));
+  GEMMOPS_TRY(validate_no_overlap(g.out, g.B, "B"));
+  return validate_no_overlap(g.out, g.offsets, "offsets");
+}
+
+}  // namespace gemmops::detail

@@ -1,0 +1,116 @@
+// src/core/constraints.cpp: check_constraints, the one checker of an operator's operand rules
+// SPDX-License-Identifier: Apache-2.0
+#include "core/constraints.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace gemmops {
+
+namespace detail {
+namespace {
+
+template <class T>
+bool allowed(const std::vector<T>& list, T v) {
+  return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+}
+
+template <class T>
+std::string list_string(const std::vector<T>& list) {
+  std::string s;
+  for (std::size_t i = 0; i < list.size(); ++i) s += (i > 0 ? ", " : "") + std::string(name(list[i]));
+  return s;
+}
+
+std::string kind_name(Device::Kind k) { return k == Device::Kind::cuda ? "cuda" : "cpu"; }
+
+Status check_dtype(const std::vector<DType>& list, DType t, const char* role) {
+  if (allowed(list, t)) return Status::ok();
+  return unsupported(std::string(role) + ": dtype must be one of " + list_string(list) + "; got " +
+                     std::string(name(t)));
+}
+
+std::string strides_string(const TensorDesc& t) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < t.strides.size(); ++i) s += (i > 0 ? ", " : "") + std::to_string(t.strides[i]);
+  return s + (t.strides.size() == 1 ? ",)" : ")");
+}
+
+Status check_major(const std::vector<Major>& list, const TensorDesc& t, bool cols_is_k, const char* role) {
+  if (list.empty()) return Status::ok();
+  Major m;
+  if (!matrix_major(t, cols_is_k, &m)) {
+    return unsupported(std::string(role) + ": must be " + list_string(list) +
+                       "; got neither of its last two dimensions contiguous, strides " + strides_string(t));
+  }
+  if (allowed(list, m)) return Status::ok();
+  return unsupported(std::string(role) + ": must be " + list_string(list) + "; got " + std::string(name(m)));
+}
+
+Status check_out_row_major(const OperandConstraints& c, const TensorDesc& out) {
+  if (!c.out_row_major || out.size(-1) <= 1 || out.stride(-1) == 1) return Status::ok();
+  return unsupported("out: last dimension must have stride 1 (row-major); got strides " + strides_string(out));
+}
+
+Status check_alignment(int alignment, const TensorDesc& t, const char* role) {
+  if (alignment <= 1) return Status::ok();
+  const auto a = static_cast<uintptr_t>(alignment);
+  const uintptr_t address = reinterpret_cast<uintptr_t>(t.data);
+  if (address % a != 0) {
+    return unsupported(std::string(role) + ": data pointer must be " + std::to_string(alignment) +
+                       "-byte aligned; got an address " + std::to_string(address % a) + " bytes past a boundary");
+  }
+  const auto elem = static_cast<int64_t>(size_of(t.dtype));
+  for (int i = 0; i < t.rank(); ++i) {
+    // A unit stride, or the stride of a dimension that never steps, puts no address off alignment.
+    if (t.strides[i] == 1 || t.shape[i] <= 1) continue;
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(t.strides[i], elem, &bytes) || bytes % alignment != 0) {
+      std::string in_elements;
+      if (alignment % elem == 0) {
+        in_elements = " (" + std::to_string(alignment / elem) + " elements of " + std::string(name(t.dtype)) + ")";
+      }
+      return unsupported(std::string(role) + ": strides other than the unit one must be multiples of " +
+                         std::to_string(alignment) + " bytes" + in_elements + "; got strides " + strides_string(t));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& args) {
+  const TensorDesc &A = operand_a(args), &B = operand_b(args), &out = operand_out(args);
+  GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, operation_kind(args));
+  if (!allowed(c.kinds, kind)) {
+    return unsupported("operation: must be one of " + list_string(c.kinds) + "; got " + std::string(name(kind)));
+  }
+  if (A.device.kind != c.device) {
+    return unsupported("A: must be on a " + kind_name(c.device) + " device; got " + A.device.to_string());
+  }
+  GEMMOPS_TRY(check_dtype(c.a_dtypes, A.dtype, "A"));
+  GEMMOPS_TRY(check_dtype(c.b_dtypes, B.dtype, "B"));
+  if (c.a_b_same_dtype && A.dtype != B.dtype) {
+    return unsupported("B: dtype must equal A's dtype (" + std::string(name(A.dtype)) + "); got " +
+                       std::string(name(B.dtype)));
+  }
+  GEMMOPS_TRY(check_dtype(c.out_dtypes, out.dtype, "out"));
+  GEMMOPS_TRY(check_dtype(c.accumulator_dtypes, accumulator_of(args), "accumulator"));
+  GEMMOPS_TRY(check_major(c.a_majors, A, true, "A"));
+  GEMMOPS_TRY(check_major(c.b_majors, B, false, "B"));
+  GEMMOPS_TRY(check_out_row_major(c, out));
+  GEMMOPS_TRY(check_alignment(c.alignment_bytes, A, "A"));
+  GEMMOPS_TRY(check_alignment(c.alignment_bytes, B, "B"));
+  return check_alignment(c.alignment_bytes, out, "out");
+}
+
+}  // namespace detail
+
+Status check_constraints(const OperandConstraints& constraints, const Arguments& args) {
+  // Validation first: the checks below index shapes and strides that validate() vouches for.
+  GEMMOPS_TRY(validate(args));
+  return detail::check_constraints_of_valid(constraints, args);
+}
+
+}  // namespace gemmops

@@ -1,0 +1,10 @@
+// src/core/constraints.hpp: check_constraints without re-running validate() (for Operator::supports)
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "gemmops/metadata.hpp"
+
+namespace gemmops::detail {
+/// check_constraints() on arguments already known to pass validate().
+Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& args);
+}  // namespace gemmops::detail

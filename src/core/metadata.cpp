@@ -1,0 +1,59 @@
+// src/core/metadata.cpp: schedule and design names, and the one function that names operators
+// SPDX-License-Identifier: Apache-2.0
+#include "gemmops/metadata.hpp"
+
+#include <string>
+
+namespace gemmops {
+
+std::string_view name(Schedule s) {
+  switch (s) {
+    case Schedule::cpu_blocked: return "cpu";
+    case Schedule::cooperative: return "coop";
+    case Schedule::pingpong: return "pingpong";
+    case Schedule::small_m: return "smallm";
+    case Schedule::custom: return "custom";
+  }
+  return "unknown";
+}
+
+std::string Design::to_string() const {
+  if (schedule == Schedule::cpu_blocked) return "cpu";
+  std::string s;
+  if (tile_m != 0 || tile_n != 0 || tile_k != 0) {
+    s += std::to_string(tile_m) + "x" + std::to_string(tile_n) + "x" + std::to_string(tile_k);
+    s += "_c" + std::to_string(cluster_m) + "x" + std::to_string(cluster_n) + "_";
+  }
+  if (stages > 0) s += "s" + std::to_string(stages) + "_";
+  s += name(schedule);
+  return s;
+}
+
+namespace {
+// "fp32" -> "f32": the accumulator part of a name reads "f32acc", as CUTLASS spells it.
+std::string short_name(DType t) {
+  std::string n(name(t));
+  if (n.substr(0, 2) == "fp") n.erase(0, 1);
+  return n;
+}
+}  // namespace
+
+std::string make_operator_name(const Target& target, std::string_view operation, DType ab, DType out,
+                               DType accumulator, const Design& design) {
+  std::string s = target.is_cpu() ? "cpu" : "sm" + target.to_string();
+  s += "_";
+  s += operation;
+  s += "_";
+  s += name(ab);
+  if (out != ab) {
+    s += "_";
+    s += name(out);
+  }
+  s += "_" + short_name(accumulator) + "acc";
+  std::string d = design.to_string();
+  // A host operator's design is just "cpu", already said by the prefix.
+  if (!(target.is_cpu() && d == "cpu")) s += "_" + d;
+  return s;
+}
+
+}  // namespace gemmops

@@ -1,0 +1,86 @@
+// src/core/operator.cpp: the non-virtual interface of Operator: the checks every operator shares
+// SPDX-License-Identifier: Apache-2.0
+#include "gemmops/operator.hpp"
+
+#include <limits>
+#include <string>
+#include <variant>
+
+#include "core/constraints.hpp"
+
+namespace gemmops {
+
+namespace {
+
+// Tensors with no elements may have no memory (torch gives empty tensors a null pointer), and an
+// expert-parallel rank with no tokens must still be able to run.
+Status refuse_fake(const TensorDesc& t, const char* role) {
+  if (!t.is_fake() || t.numel() == 0) return Status::ok();
+  return invalid_argument(std::string(role) + ": run needs data; got a fake tensor (no data pointer)");
+}
+
+Status refuse_fakes(const Arguments& args) {
+  GEMMOPS_TRY(refuse_fake(operand_a(args), "A"));
+  GEMMOPS_TRY(refuse_fake(operand_b(args), "B"));
+  GEMMOPS_TRY(refuse_fake(operand_out(args), "out"));
+  if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) GEMMOPS_TRY(refuse_fake(g->offsets, "offsets"));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status Operator::supports(const Arguments& args, const Target& target) const {
+  GEMMOPS_TRY(validate(args));
+  if (!target.can_run(metadata_.target)) {
+    return unsupported("target: " + name() + " is built for " + metadata_.target.to_string() +
+                       ", which does not run on " + target.to_string());
+  }
+  GEMMOPS_TRY(detail::check_constraints_of_valid(metadata_.constraints, args));
+  return supports_extra(args, target);
+}
+
+Result<Artifact> Operator::compile(const Arguments& args) const {
+  GEMMOPS_TRY(supports(args));
+  Result<Artifact> artifact = do_compile(args);
+  if (artifact && artifact->operator_name() != name()) {
+    return internal_error("artifact: " + name() + " compiled an artifact named \"" + artifact->operator_name() +
+                          "\"; an operator must name its artifacts after itself");
+  }
+  return artifact;
+}
+
+std::size_t Operator::workspace_size(const Arguments& args) const {
+  // Hooks may assume supported arguments; nothing can run on others, so they need no workspace.
+  if (!supports(args)) return 0;
+  return do_workspace_size(args);
+}
+
+Status Operator::run(const Arguments& args, const Artifact& artifact, Stream stream, Workspace workspace) const {
+  GEMMOPS_TRY(refuse_fakes(args));
+  GEMMOPS_TRY(supports(args));
+  Artifact compiled;
+  const Artifact* use = &artifact;
+  if (artifact.empty()) {
+    GEMMOPS_ASSIGN_OR_RETURN(compiled, compile(args));
+    use = &compiled;
+  } else if (artifact.operator_name() != name()) {
+    return invalid_argument("artifact: must come from " + name() + "'s compile(); got one from " +
+                            artifact.operator_name());
+  }
+  const std::size_t need = do_workspace_size(args);
+  if (need > 0 && (workspace.bytes < need || workspace.data == nullptr)) {
+    return invalid_argument("workspace: must hold at least " + std::to_string(need) + " bytes; got " +
+                            std::to_string(workspace.data == nullptr ? 0 : workspace.bytes));
+  }
+  return do_run(args, *use, stream, workspace);
+}
+
+double Operator::estimated_time_us(const Arguments& args, const Target& target) const {
+  return do_estimated_time_us(args, target);
+}
+
+double Operator::do_estimated_time_us(const Arguments&, const Target&) const {
+  return std::numeric_limits<double>::infinity();
+}
+
+}  // namespace gemmops
