@@ -1,0 +1,45 @@
+# python/gemmops/__init__.py: the gemmops Python API (the C++ core through _gemmops; no GEMM logic here)
+# SPDX-License-Identifier: Apache-2.0
+"""Fast GEMM and grouped-GEMM operators for NVIDIA GPUs (Hopper first), with CPU reference operators.
+
+    import gemmops as ops
+    args = ops.GroupedGemmArguments(A, B, out, accumulator_type=torch.float32, offsets=offsets)
+    op = ops.get_operators(args)[0]
+    op.run(args, compiled_artifact=op.compile(args))
+
+``gemmops.torch`` (imported on demand) adds the ``torch.ops.gemmops.grouped_mm`` custom op.
+"""
+
+from ._gemmops import (
+    Arguments,
+    Artifact,
+    GemmArguments,
+    GroupedGemmArguments,
+    Operator,
+    Status,
+    TensorSpec,
+    __version__,
+    device_or_env_supports,
+    device_supports,
+    get_operators,
+    get_rejections,
+    register_operator,
+)
+from . import utils
+
+__all__ = [
+    "Arguments",
+    "Artifact",
+    "GemmArguments",
+    "GroupedGemmArguments",
+    "Operator",
+    "Status",
+    "TensorSpec",
+    "__version__",
+    "device_or_env_supports",
+    "device_supports",
+    "get_operators",
+    "get_rejections",
+    "register_operator",
+    "utils",
+]

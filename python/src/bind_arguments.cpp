@@ -1,0 +1,83 @@
+// python/src/bind_arguments.cpp: GemmArguments and GroupedGemmArguments, validated on construction
+// SPDX-License-Identifier: Apache-2.0
+#include <nanobind/stl/string.h>
+
+#include <string>
+
+#include "bindings.hpp"
+
+namespace gemmops::python {
+
+namespace {
+
+DType accumulator(nb::handle obj) { return obj.is_none() ? DType::fp32 : to_dtype(obj, "accumulator_type"); }
+
+std::string describe(const PyArguments& a) {
+  auto kind = operation_kind(a.args);
+  std::string text = kind ? std::string(name(*kind)) : std::string("invalid");
+  text += ": A " + operand_a(a.args).describe() + "; B " + operand_b(a.args).describe() + "; out " +
+          operand_out(a.args).describe();
+  if (auto* g = std::get_if<GroupedGemmArguments>(&a.args)) text += "; offsets " + g->offsets.describe();
+  return text + "; accumulator " + std::string(name(accumulator_of(a.args)));
+}
+
+nb::dict shape_dict(const PyArguments& a) {
+  ProblemShape shape = unwrap(problem_shape(a.args));
+  nb::dict d;
+  d["kind"] = std::string(name(shape.kind));
+  d["m"] = shape.m;
+  d["n"] = shape.n;
+  d["k"] = shape.k;
+  d["groups"] = shape.groups;
+  return d;
+}
+
+}  // namespace
+
+void bind_arguments(nb::module_& m) {
+  nb::class_<PyArguments>(m, "Arguments", "Base of GemmArguments and GroupedGemmArguments")
+      .def_prop_ro("A", [](const PyArguments& a) { return a.A; })
+      .def_prop_ro("B", [](const PyArguments& a) { return a.B; })
+      .def_prop_ro("out", [](const PyArguments& a) { return a.out; })
+      .def_prop_ro("accumulator_type", [](const PyArguments& a) { return std::string(name(accumulator_of(a.args))); })
+      .def_prop_ro("kind", [](const PyArguments& a) { return std::string(name(unwrap(operation_kind(a.args)))); },
+                   "\"gemm\", \"batched_gemm\", \"grouped_gemm_m\" or \"grouped_gemm_k\"")
+      .def_prop_ro("problem_shape", &shape_dict, "{kind, m, n, k, groups} after validation")
+      .def("__repr__", [](const PyArguments& a) { return "Arguments(" + describe(a) + ")"; });
+
+  nb::class_<PyGemmArguments, PyArguments>(
+      m, "GemmArguments",
+      "out = A @ B: (M,K) x (K,N) -> (M,N), or batched (L,M,K) x (L,K,N) -> (L,M,N). Any strides.")
+      .def("__init__",
+           [](PyGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc) {
+             GemmArguments g{to_tensor_desc(A, "A"), to_tensor_desc(B, "B"), to_tensor_desc(out, "out"),
+                             accumulator(acc)};
+             Arguments args = std::move(g);
+             check(validate(args));  // before construction: a failed __init__ leaves nothing behind
+             new (self) PyGemmArguments{{std::move(args), std::move(A), std::move(B), std::move(out), nb::none()}};
+           },
+           nb::arg("A"), nb::arg("B"), nb::arg("out"), nb::arg("accumulator_type") = nb::none());
+
+  nb::class_<PyGroupedGemmArguments, PyArguments>(
+      m, "GroupedGemmArguments",
+      "Grouped GEMM with int32 offsets (G,) of exclusive group ends.\n"
+      "M-grouped: A (TotalM,K) x B (G,K,N) -> out (TotalM,N).\n"
+      "K-grouped: A (M,TotalK) x B (TotalK,N) -> out (G,M,N).")
+      .def("__init__",
+           [](PyGroupedGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc,
+              nb::object offsets) {
+             if (offsets.is_none())
+               throw nb::value_error("offsets: GroupedGemmArguments needs int32 offsets (G,); got None");
+             GroupedGemmArguments g{to_tensor_desc(A, "A"), to_tensor_desc(B, "B"), to_tensor_desc(out, "out"),
+                                    accumulator(acc), to_tensor_desc(offsets, "offsets")};
+             Arguments args = std::move(g);
+             check(validate(args));
+             new (self) PyGroupedGemmArguments{
+                 {std::move(args), std::move(A), std::move(B), std::move(out), std::move(offsets)}};
+           },
+           nb::arg("A"), nb::arg("B"), nb::arg("out"), nb::arg("accumulator_type") = nb::none(),
+           nb::arg("offsets") = nb::none())
+      .def_prop_ro("offsets", [](const PyArguments& a) { return a.offsets; });
+}
+
+}  // namespace gemmops::python

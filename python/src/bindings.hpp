@@ -1,0 +1,82 @@
+// python/src/bindings.hpp: what the binding files share: Python-side holders, conversions, errors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <string>
+#include <utility>
+
+#include "gemmops/gemmops.hpp"
+
+namespace nb = nanobind;
+
+namespace gemmops::python {
+
+// errors.cpp: the one Status -> Python exception table.
+[[noreturn]] void throw_status(const Status& status);
+inline void check(const Status& status) {
+  if (!status) throw_status(status);
+}
+template <class T>
+T unwrap(Result<T> result) {
+  if (!result) throw_status(result.status());
+  return std::move(result).value();
+}
+
+// bind_tensor.cpp: the one conversion of a Python object into an operand.
+/// DLPack/buffer objects (numpy, torch, cupy, jax), torch meta tensors and FakeTensors (fake) and
+/// gemmops.TensorSpec (fake). `operand` ("A", "out", ...) starts every error message.
+TensorDesc to_tensor_desc(nb::handle obj, const char* operand);
+
+// bind_dtype.cpp
+/// torch dtypes, numpy dtypes and scalar types, and strings ("float32", "fp32"); TypeError otherwise.
+DType to_dtype(nb::handle obj, const char* what);
+/// "cpu", "cuda", "cuda:N" (or a torch.device); ValueError otherwise.
+Device to_device(nb::handle obj, const char* what);
+
+/// An Arguments plus the Python tensors it points into, kept alive as long as the arguments are.
+struct PyArguments {
+  Arguments args;
+  nb::object A, B, out, offsets;
+};
+struct PyGemmArguments : PyArguments {};
+struct PyGroupedGemmArguments : PyArguments {};
+
+/// An operator as Python sees it (built-in or a user's Python class behind PythonOperator).
+struct PyOperator {
+  OperatorPtr op;
+};
+struct PyArtifact {
+  Artifact artifact;
+};
+
+// bind_metadata.cpp
+nb::dict metadata_to_dict(const OperatorMetadata& metadata);
+/// A user's metadata (a dict or an object with the same attributes); `name` comes from the operator.
+OperatorMetadata metadata_from_python(nb::handle metadata, std::string name);
+
+// python_operator.cpp
+/// Wraps a Python object with name, metadata, supports, compile and run in a C++ Operator.
+OperatorPtr make_python_operator(nb::handle impl);
+/// While alive, callbacks into Python operators for `args` receive `obj` (the caller's arguments).
+class CurrentArguments {
+ public:
+  explicit CurrentArguments(const PyArguments& args);
+  ~CurrentArguments();
+  CurrentArguments(const CurrentArguments&) = delete;
+  CurrentArguments& operator=(const CurrentArguments&) = delete;
+
+ private:
+  const PyArguments* previous_;
+};
+const PyArguments* current_arguments();
+
+// Per-file registration, called from module.cpp in this order.
+void bind_errors(nb::module_& m);
+void bind_tensor(nb::module_& m);
+void bind_arguments(nb::module_& m);
+void bind_operator(nb::module_& m);
+void bind_registry(nb::module_& m);
+
+}  // namespace gemmops::python
