@@ -1,0 +1,42 @@
+// kernels/sm90/config.cuh: KernelConfig, the compile-time shape of one grouped GEMM kernel
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// Host code includes this file too (src/sm90 sizes launches with the same functions).
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define GEMMOPS_HD __host__ __device__
+#else
+#define GEMMOPS_HD
+#endif
+
+namespace gemmops::kernels::sm90 {
+
+enum class ElemType : int { bf16 = 0, fp16 = 1, fp32 = 2 };
+enum class BMajor : int { k = 0, n = 1 };
+
+/// One instantiation of the kernel; the host writes it with named fields, e.g.
+/// KernelConfig{.tile_m = 128, .tile_n = 256, .stages = 4, .consumers = 2, ...}.
+struct KernelConfig {
+  int tile_m = 128;          // = 64 * consumers: each consumer warpgroup owns 64 rows
+  int tile_n = 256;          // 64, 128 or 256 (one wgmma instruction spans the whole tile width)
+  int tile_k = 64;           // one 128-byte swizzle row of 16-bit elements
+  int stages = 4;            // shared-memory pipeline depth
+  int consumers = 2;         // consumer warpgroups
+  ElemType ab = ElemType::bf16;
+  ElemType out = ElemType::bf16;
+  BMajor b_major = BMajor::k;
+
+  GEMMOPS_HD constexpr int threads() const { return 128 * (consumers + 1); }
+  GEMMOPS_HD constexpr int a_stage_bytes() const { return tile_m * tile_k * 2; }
+  GEMMOPS_HD constexpr int b_stage_bytes() const { return tile_n * tile_k * 2; }
+  GEMMOPS_HD constexpr int stage_bytes() const { return a_stage_bytes() + b_stage_bytes(); }
+  GEMMOPS_HD constexpr int barrier_bytes() const { return 16 * stages; }
+  /// The scheduler's table: per group its tile prefix, first row and end row.
+  GEMMOPS_HD static constexpr int scheduler_bytes(int groups) { return 12 * groups; }
+  /// Dynamic shared memory a launch for `groups` groups asks for (1 KiB slack aligns the tiles).
+  GEMMOPS_HD constexpr int smem_bytes(int groups) const {
+    return 1024 + stages * stage_bytes() + barrier_bytes() + scheduler_bytes(groups);
+  }
+};
+
+}  // namespace gemmops::kernels::sm90

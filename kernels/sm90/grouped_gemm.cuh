@@ -1,0 +1,160 @@
+// kernels/sm90/grouped_gemm.cuh: persistent, warp-specialised grouped GEMM for sm_90a.
+// One producer warp streams A and B tiles by TMA into a ring of swizzled shared-memory stages;
+// consumer warpgroups (64 rows each) run wgmma on them and store through the epilogue. The tile
+// scheduler enumerates the tiles of all groups from the device-side offsets.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cuda/std/cstdint>
+
+#include "ptx/mbarrier.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/warp.cuh"
+#include "ptx/wgmma.cuh"
+#include "sm90/config.cuh"
+#include "sm90/epilogue.cuh"
+#include "sm90/mma.cuh"
+#include "sm90/params.cuh"
+#include "sm90/tile_scheduler.cuh"
+
+namespace gemmops::kernels::sm90 {
+
+using ::cuda::std::uint32_t;
+using ::cuda::std::uint64_t;
+using ::cuda::std::uint8_t;
+using ::cuda::std::uintptr_t;
+
+/// The shared-memory carve-up of one CTA.
+template <KernelConfig C>
+struct SharedStorage {
+  uint8_t* a;        // (STAGES, TILE_M, TILE_K) 16-bit, 128B-swizzled rows
+  uint8_t* b;        // (STAGES, TILE_N, TILE_K) K-major, or (STAGES, TILE_N/64, TILE_K, 64) N-major
+  uint64_t* full;    // (STAGES,) TMA bytes landed
+  uint64_t* empty;   // (STAGES,) consumers done with the stage
+  SchedulerTable table;
+
+  __device__ explicit SharedStorage(uint8_t* raw, int groups) {
+    uint8_t* base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+    a = base;
+    b = a + C.stages * C.a_stage_bytes();
+    full = reinterpret_cast<uint64_t*>(b + C.stages * C.b_stage_bytes());
+    empty = full + C.stages;
+    int* tables = reinterpret_cast<int*>(empty + C.stages);
+    table = {tables, tables + groups, tables + 2 * groups};
+  }
+};
+
+// ---------------------------------------------------------------- producer (one warp)
+template <KernelConfig C>
+__device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s) {
+  const int k_blocks = (p.k + C.tile_k - 1) / C.tile_k;
+  int stage = 0;
+  uint32_t phase = 0;
+  for (TileIterator<C.tile_m, C.tile_n> it(p, s.table); it.valid(); it.advance()) {
+    const TileCoord tc = it.current();
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      ptx::mbarrier_wait(&s.empty[stage], phase ^ 1);
+      uint64_t* bar = &s.full[stage];
+      ptx::mbarrier_arrive_expect_tx(bar, C.stage_bytes());
+      const int k0 = kb * C.tile_k;
+      ptx::tma_load_2d(s.a + stage * C.a_stage_bytes(), &p.map_a, k0, tc.row0, bar);
+      uint8_t* b_dst = s.b + stage * C.b_stage_bytes();
+      if constexpr (C.b_major == BMajor::k) {
+        ptx::tma_load_3d(b_dst, &p.map_b, k0, tc.col0, tc.group, bar);
+      } else {
+#pragma unroll
+        for (int j = 0; j < C.tile_n / 64; ++j)  // one 64-wide N atom per box
+          ptx::tma_load_3d(b_dst + j * 64 * C.tile_k * 2, &p.map_b, tc.col0 + 64 * j, k0, tc.group, bar);
+      }
+      if (++stage == C.stages) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- consumers (warpgroups 1..)
+template <KernelConfig C>
+__device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorage<C>& s, int consumer) {
+  constexpr int kTransB = C.b_major == BMajor::n ? 1 : 0;
+  const int k_blocks = (p.k + C.tile_k - 1) / C.tile_k;
+  float acc[C.tile_n / 2];  // (64, TILE_N) fp32 fragment of this warpgroup
+  int stage = 0;
+  uint32_t phase = 0;
+  const bool release_lane = (threadIdx.x % 32) == 0;
+  for (TileIterator<C.tile_m, C.tile_n> it(p, s.table); it.valid(); it.advance()) {
+    const TileCoord tc = it.current();
+    if (k_blocks == 0) {
+#pragma unroll
+      for (int i = 0; i < C.tile_n / 2; ++i) acc[i] = 0.f;
+    }
+    int prev_stage = -1;
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      ptx::mbarrier_wait(&s.full[stage], phase);
+      const uint8_t* a_tile = s.a + stage * C.a_stage_bytes() + consumer * 64 * C.tile_k * 2;
+      const uint8_t* b_tile = s.b + stage * C.b_stage_bytes();
+      const uint64_t desc_a = ptx::make_smem_desc_sw128(a_tile, 16, 1024);
+      const uint64_t desc_b = kTransB ? ptx::make_smem_desc_sw128(b_tile, 64 * C.tile_k * 2, 1024)
+                                      : ptx::make_smem_desc_sw128(b_tile, 16, 1024);
+      ptx::fence_registers(acc);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < C.tile_k / 16; ++kk) {
+        // K-major: 16 elements = 32 bytes along the swizzled row; N-major: 16 k-rows of 128 bytes.
+        const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * 32;
+        mma_k16<C.tile_n, C.ab, kTransB>(acc, ptx::desc_advance(desc_a, kk * 32), ptx::desc_advance(desc_b, b_step),
+                                         (kb > 0 || kk > 0) ? 1 : 0);
+      }
+      ptx::wgmma_commit();
+      ptx::fence_registers(acc);
+      ptx::wgmma_wait<1>();  // the previous stage's MMAs are done: hand it back to the producer
+      if (prev_stage >= 0 && release_lane) ptx::mbarrier_arrive(&s.empty[prev_stage]);
+      prev_stage = stage;
+      if (++stage == C.stages) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+    ptx::wgmma_wait<0>();
+    ptx::fence_registers(acc);
+    if (prev_stage >= 0 && release_lane) ptx::mbarrier_arrive(&s.empty[prev_stage]);
+    StoreEpilogue<C.out>::template store<C.tile_n>(acc, p.out, p.out_row_stride, tc.row0 + consumer * 64,
+                                                   tc.row_end, tc.col0, p.n);
+  }
+}
+
+// ---------------------------------------------------------------- kernel
+template <KernelConfig C>
+__global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __grid_constant__ GroupedGemmParams p) {
+  static_assert(C.tile_m == 64 * C.consumers, "each consumer warpgroup owns 64 rows of the tile");
+  static_assert(C.tile_k == 64, "tile_k is one 128-byte swizzle row of 16-bit elements");
+  static_assert(C.ab != ElemType::fp32, "fp32 inputs have no wgmma path here");
+  extern __shared__ uint8_t smem_raw[];
+  SharedStorage<C> s(smem_raw, p.groups);
+
+  // ---- setup: barriers and the scheduler table, by the whole CTA
+  const int warpgroup = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    ptx::prefetch_tensor_map(&p.map_a);
+    ptx::prefetch_tensor_map(&p.map_b);
+    for (int i = 0; i < C.stages; ++i) {
+      ptx::mbarrier_init(&s.full[i], 1);
+      ptx::mbarrier_init(&s.empty[i], C.consumers * 4);  // lane 0 of every consumer warp
+    }
+    ptx::fence_barrier_init();
+  }
+  build_scheduler_table<C.tile_m, C.tile_n>(p, s.table);
+  __syncthreads();
+
+  // ---- roles: warpgroup 0 produces (one warp issues TMA), the others consume
+  if (warpgroup == 0) {
+    ptx::setmaxnreg_dec<40>();
+    if (threadIdx.x / 32 == 0 && ptx::elect_one()) produce<C>(p, s);
+  } else {
+    ptx::setmaxnreg_inc<C.consumers == 1 ? 240 : 232>();
+    consume<C>(p, s, warpgroup - 1);
+  }
+}
+
+}  // namespace gemmops::kernels::sm90

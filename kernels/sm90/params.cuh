@@ -1,0 +1,40 @@
+// kernels/sm90/params.cuh: the runtime parameters of the grouped GEMM kernel, shared verbatim by the
+// host side (src/sm90) and the device code, so both see one layout. Plain C++: no CUDA header.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#ifdef __CUDACC_RTC__
+#include <cuda/std/cstdint>
+namespace gemmops::kernels::sm90 {
+using int32_t = ::cuda::std::int32_t;
+using int64_t = ::cuda::std::int64_t;
+}  // namespace gemmops::kernels::sm90
+#else
+#include <cstdint>
+#endif
+
+namespace gemmops::kernels::sm90 {
+
+/// Opaque 128-byte TMA descriptor (CUtensorMap); filled on the host by cuTensorMapEncodeTiled.
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+/// Everything the kernel reads at run time. One compiled kernel serves every problem size.
+/// Groups: rows of A and out are split into `groups` consecutive ranges. With `offsets` (device
+/// int32, exclusive end rows) the ranges are read on the device; without (nullptr), group g covers
+/// rows [g * rows_per_group, (g + 1) * rows_per_group) (dense and batched GEMM).
+struct GroupedGemmParams {
+  TensorMap map_a;           // A (rows, K), K-major: dims {K, rows}
+  TensorMap map_b;           // B: K-major dims {K, N, G}; N-major dims {N, K, G}
+  void* out;                 // out (rows, N), N contiguous
+  int64_t out_row_stride;    // elements
+  const int32_t* offsets;    // (groups,) or nullptr
+  int32_t groups;
+  int32_t rows;              // rows of A and out (TotalM); rows past the last group stay untouched
+  int32_t rows_per_group;    // used when offsets == nullptr
+  int32_t n;
+  int32_t k;
+};
+
+}  // namespace gemmops::kernels::sm90

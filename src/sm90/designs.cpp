@@ -1,0 +1,25 @@
+// src/sm90/designs.cpp: the table of registered Hopper designs
+// SPDX-License-Identifier: Apache-2.0
+#include "sm90/designs.hpp"
+
+namespace gemmops::sm90 {
+namespace {
+
+constexpr Design tile(int m, int n, int stages, Schedule s) {
+  return Design{.tile_m = m, .tile_n = n, .tile_k = 64, .cluster_m = 1, .cluster_n = 1, .stages = stages, .schedule = s};
+}
+
+// Stages fill the ~227 KiB of shared memory a Hopper block may use, leaving room for the
+// scheduler's per-group table (12 bytes a group).
+const Sm90Design kDesigns[] = {
+    {tile(128, 256, 4, Schedule::cooperative), 2},  // large problems: most FLOPs per byte of smem
+    {tile(128, 128, 6, Schedule::cooperative), 2},  // mid-size N, more tiles for load balance
+    {tile(64, 128, 8, Schedule::small_m), 1},       // decode: groups of a few rows, weight-bandwidth bound
+    {tile(64, 256, 6, Schedule::small_m), 1},       // decode with wide N: fewer, longer weight streams
+};
+
+}  // namespace
+
+std::span<const Sm90Design> sm90_designs() { return kDesigns; }
+
+}  // namespace gemmops::sm90

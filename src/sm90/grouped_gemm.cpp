@@ -1,0 +1,93 @@
+// src/sm90/grouped_gemm.cpp: metadata, support, compile (NVRTC) and launch of the Hopper grouped GEMM
+// SPDX-License-Identifier: Apache-2.0
+#include "sm90/grouped_gemm.hpp"
+
+#include <memory>
+#include <string>
+
+#include "cuda/module.hpp"
+#include "jit/compile.hpp"
+#include "sm90/heuristics.hpp"
+#include "sm90/kernel_config.hpp"
+#include "sm90/kernel_problem.hpp"
+#include "sm90/launch_grouped.hpp"
+
+namespace gemmops::sm90 {
+namespace {
+
+OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
+  OperatorMetadata m;
+  m.target = Target::sm(90, true);
+  m.provider = "sm90";
+  m.design = d.design;
+  m.name = make_operator_name(m.target, "grouped_gemm", ab, out, DType::fp32, d.design);
+  auto& c = m.constraints;
+  c.kinds = {OperationKind::grouped_m, OperationKind::gemm, OperationKind::batched_gemm};
+  c.a_dtypes = {ab};
+  c.b_dtypes = {ab};
+  c.out_dtypes = {out};
+  c.accumulator_dtypes = {DType::fp32};
+  c.a_b_same_dtype = true;
+  c.a_majors = {Major::k};
+  c.b_majors = {Major::k, Major::mn};
+  c.out_row_major = true;
+  c.alignment_bytes = 16;  // TMA: base addresses and strides in multiples of 16 bytes
+  c.device = Device::Kind::cuda;
+  return m;
+}
+
+/// What an artifact holds: the cubin (loaded per device on first run) and the kernel it names.
+struct Sm90Artifact final : ArtifactImpl {
+  KernelConfig config;
+  std::shared_ptr<const jit::CompiledKernel> compiled;
+  std::unique_ptr<cuda::LazyModule> module;
+};
+
+}  // namespace
+
+GroupedGemmOperator::GroupedGemmOperator(const Sm90Design& design, DType ab, DType out)
+    : Operator(make_metadata(design, ab, out)), design_(design), ab_(ab), out_(out) {}
+
+Status GroupedGemmOperator::supports_extra(const Arguments& args, const Target&) const {
+  GEMMOPS_ASSIGN_OR_RETURN(KernelProblem p, map_problem(args));
+  const KernelConfig c = make_kernel_config(design_, ab_, out_, p.b_major);
+  const int64_t max_groups = (kSm90SmemBudget - c.smem_bytes(0)) / KernelConfig::scheduler_bytes(1);
+  if (p.groups > max_groups)
+    return unsupported("B: design " + design_.design.to_string() + " schedules at most " + std::to_string(max_groups) +
+                       " groups from shared memory; got G = " + std::to_string(p.groups));
+  return Status::ok();
+}
+
+Result<Artifact> GroupedGemmOperator::do_compile(const Arguments& args) const {
+  GEMMOPS_ASSIGN_OR_RETURN(KernelProblem p, map_problem(args));
+  auto impl = std::make_shared<Sm90Artifact>();
+  impl->config = make_kernel_config(design_, ab_, out_, p.b_major);
+  jit::CompileRequest req;
+  req.kernel_name = name();
+  req.source = "#include \"sm90/grouped_gemm.cuh\"\n";
+  req.name_expressions = {instantiation_text(impl->config)};
+  req.target = metadata().target;
+  GEMMOPS_ASSIGN_OR_RETURN(impl->compiled, jit::compile_cached(req));
+  impl->module = std::make_unique<cuda::LazyModule>(impl->compiled->cubin);
+  std::string description = req.name_expressions[0] + " (cubin from " + impl->compiled->origin + ")";
+  return Artifact(name(), std::move(impl), std::move(description));
+}
+
+Status GroupedGemmOperator::do_run(const Arguments& args, const Artifact& artifact, Stream stream, Workspace) const {
+  GEMMOPS_ASSIGN_OR_RETURN(KernelProblem p, map_problem(args));
+  const auto* impl = artifact.get<Sm90Artifact>();
+  const auto wanted = make_kernel_config(design_, ab_, out_, p.b_major);
+  if (impl->config.b_major != wanted.b_major)
+    return invalid_argument(std::string("compiled_artifact: compiled for B ") +
+                            (impl->config.b_major == kernels::sm90::BMajor::k ? "k-major" : "mn-major") +
+                            "; got B " + std::string(gemmops::name(p.b_major)) + " (compile again for these arguments)");
+  return launch_grouped(p, impl->config, *impl->module, impl->compiled->lowered_names[0], stream);
+}
+
+double GroupedGemmOperator::do_estimated_time_us(const Arguments& args, const Target&) const {
+  auto p = map_problem(args);
+  if (!p) return 1e30;
+  return estimate_time_us(*p, design_);
+}
+
+}  // namespace gemmops::sm90

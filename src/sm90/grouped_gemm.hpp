@@ -1,0 +1,29 @@
+// src/sm90/grouped_gemm.hpp: the Hopper grouped GEMM operator (pairs with kernels/sm90/grouped_gemm.cuh)
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "gemmops/operator.hpp"
+#include "sm90/designs.hpp"
+
+namespace gemmops::sm90 {
+
+/// Shared memory a Hopper block may opt into (227 KiB on every sm_90 part).
+inline constexpr int kSm90SmemBudget = 232448;
+
+/// One design for one (A/B dtype, out dtype) pair. Serves grouped_m, dense and batched GEMM with
+/// A K-major and B K- or N-major; compile() specialises the kernel for B's major.
+class GroupedGemmOperator final : public Operator {
+ public:
+  GroupedGemmOperator(const Sm90Design& design, DType ab, DType out);
+
+ private:
+  Status supports_extra(const Arguments& args, const Target& target) const override;
+  Result<Artifact> do_compile(const Arguments& args) const override;
+  Status do_run(const Arguments& args, const Artifact& artifact, Stream stream, Workspace workspace) const override;
+  double do_estimated_time_us(const Arguments& args, const Target& target) const override;
+
+  Sm90Design design_;
+  DType ab_, out_;
+};
+
+}  // namespace gemmops::sm90

@@ -1,0 +1,58 @@
+// src/sm90/kernel_config.cpp: KernelConfig and its instantiation text
+// SPDX-License-Identifier: Apache-2.0
+#include "sm90/kernel_config.hpp"
+
+#include "gemmops/assert.hpp"
+
+namespace gemmops::sm90 {
+
+kernels::sm90::ElemType elem_type(DType t) {
+  switch (t) {
+    case DType::bf16: return kernels::sm90::ElemType::bf16;
+    case DType::fp16: return kernels::sm90::ElemType::fp16;
+    case DType::fp32: return kernels::sm90::ElemType::fp32;
+    default: break;
+  }
+  GEMMOPS_ASSERT(false, "sm90 kernels take bf16, fp16 or fp32 only; supports() refuses the rest");
+}
+
+KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major b_major) {
+  KernelConfig c;
+  c.tile_m = d.design.tile_m;
+  c.tile_n = d.design.tile_n;
+  c.tile_k = d.design.tile_k;
+  c.stages = d.design.stages;
+  c.consumers = d.consumers;
+  c.ab = elem_type(ab);
+  c.out = elem_type(out);
+  c.b_major = b_major == Major::k ? kernels::sm90::BMajor::k : kernels::sm90::BMajor::n;
+  return c;
+}
+
+namespace {
+const char* elem_name(kernels::sm90::ElemType t) {
+  switch (t) {
+    case kernels::sm90::ElemType::bf16: return "bf16";
+    case kernels::sm90::ElemType::fp16: return "fp16";
+    case kernels::sm90::ElemType::fp32: return "fp32";
+  }
+  return "bf16";
+}
+}  // namespace
+
+std::string instantiation_text(const KernelConfig& c) {
+  const std::string ns = "gemmops::kernels::sm90::";
+  std::string s = ns + "grouped_gemm_kernel<" + ns + "KernelConfig{";
+  s += ".tile_m = " + std::to_string(c.tile_m);
+  s += ", .tile_n = " + std::to_string(c.tile_n);
+  s += ", .tile_k = " + std::to_string(c.tile_k);
+  s += ", .stages = " + std::to_string(c.stages);
+  s += ", .consumers = " + std::to_string(c.consumers);
+  s += ", .ab = " + ns + "ElemType::" + elem_name(c.ab);
+  s += ", .out = " + ns + "ElemType::" + elem_name(c.out);
+  s += ", .b_major = " + ns + (c.b_major == kernels::sm90::BMajor::k ? "BMajor::k" : "BMajor::n");
+  s += "}>";
+  return s;
+}
+
+}  // namespace gemmops::sm90

@@ -1,0 +1,25 @@
+// src/sm90/kernel_config.hpp: from a design and operand types to the kernel's KernelConfig and the
+// instantiation text NVRTC compiles (named fields, never positional holes)
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+
+#include "gemmops/dtype.hpp"
+#include "gemmops/tensor.hpp"
+#include "sm90/config.cuh"
+#include "sm90/designs.hpp"
+
+namespace gemmops::sm90 {
+
+using kernels::sm90::KernelConfig;
+
+/// The kernel's element type for a (bf16, fp16, fp32) dtype.
+kernels::sm90::ElemType elem_type(DType t);
+
+KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major b_major);
+
+/// "gemmops::kernels::sm90::grouped_gemm_kernel<gemmops::kernels::sm90::KernelConfig{.tile_m = 128, ...}>"
+std::string instantiation_text(const KernelConfig& c);
+
+}  // namespace gemmops::sm90

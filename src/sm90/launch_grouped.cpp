@@ -1,0 +1,107 @@
+// src/sm90/launch_grouped.cpp: tensor maps, grid size and the launch of the grouped GEMM kernel
+// SPDX-License-Identifier: Apache-2.0
+#include "sm90/launch_grouped.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "cuda/context.hpp"
+#include "cuda/device.hpp"
+#include "cuda/driver_api.hpp"
+#include "cuda/launch.hpp"
+#include "cuda/tensor_map.hpp"
+
+namespace gemmops::sm90 {
+namespace {
+
+using kernels::sm90::BMajor;
+using kernels::sm90::TensorMap;
+
+CUtensorMapDataType tma_type(DType t) {
+  return t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+}
+
+void store_map(const CUtensorMap& m, TensorMap* dst) {
+  static_assert(sizeof(CUtensorMap) == sizeof(TensorMap), "TensorMap mirrors CUtensorMap");
+  std::memcpy(dst, &m, sizeof(m));
+}
+
+// Extents a tensor map may not have as zero: a K of 0 still needs one (never loaded) column.
+uint64_t at_least_one(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 1; }
+
+}  // namespace
+
+Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, const KernelConfig& c) {
+  GEMMOPS_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
+  kernels::sm90::GroupedGemmParams params{};
+  const uint64_t esize = size_of(p.a->dtype);
+  const CUtensorMapDataType type = tma_type(p.a->dtype);
+  {  // A (rows, K), K contiguous; a box is (TILE_K, TILE_M)
+    const uint64_t dims[2] = {at_least_one(p.k), at_least_one(p.rows)};
+    const uint64_t strides[1] = {static_cast<uint64_t>(p.a_row_stride) * esize};
+    const uint32_t box[2] = {static_cast<uint32_t>(c.tile_k), static_cast<uint32_t>(c.tile_m)};
+    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, type, 2, p.a->data, dims, strides, box,
+                                                               CU_TENSOR_MAP_SWIZZLE_128B));
+    store_map(m, &params.map_a);
+  }
+  {  // B as (G, K, N): K-major boxes are (TILE_K, TILE_N, 1); N-major boxes one 64-wide N atom
+    const uint64_t g_stride = static_cast<uint64_t>(std::max<int64_t>(p.b_group_stride, 1)) * esize;
+    // A single group's stride is never stepped; any legal value (a multiple of 16) will do.
+    const uint64_t g_stride_legal = p.groups > 1 ? g_stride : 16;
+    CUtensorMap m;
+    if (c.b_major == BMajor::k) {
+      const uint64_t dims[3] = {at_least_one(p.k), at_least_one(p.n), at_least_one(p.groups)};
+      const uint64_t strides[2] = {static_cast<uint64_t>(p.b_n_stride) * esize, g_stride_legal};
+      const uint32_t box[3] = {static_cast<uint32_t>(c.tile_k), static_cast<uint32_t>(c.tile_n), 1};
+      GEMMOPS_ASSIGN_OR_RETURN(m, cuda::encode_tiled(*api, type, 3, p.b->data, dims, strides, box,
+                                                     CU_TENSOR_MAP_SWIZZLE_128B));
+    } else {
+      const uint64_t dims[3] = {at_least_one(p.n), at_least_one(p.k), at_least_one(p.groups)};
+      const uint64_t strides[2] = {static_cast<uint64_t>(p.b_k_stride) * esize, g_stride_legal};
+      const uint32_t box[3] = {64, static_cast<uint32_t>(c.tile_k), 1};
+      GEMMOPS_ASSIGN_OR_RETURN(m, cuda::encode_tiled(*api, type, 3, p.b->data, dims, strides, box,
+                                                     CU_TENSOR_MAP_SWIZZLE_128B));
+    }
+    store_map(m, &params.map_b);
+  }
+  params.out = p.out->data;
+  params.out_row_stride = p.out_row_stride;
+  params.offsets = p.offsets;
+  params.groups = static_cast<int32_t>(p.groups);
+  params.rows = static_cast<int32_t>(p.rows);
+  params.rows_per_group = static_cast<int32_t>(p.rows_per_group);
+  params.n = static_cast<int32_t>(p.n);
+  params.k = static_cast<int32_t>(p.k);
+  return params;
+}
+
+Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda::LazyModule& module,
+                      const std::string& lowered_name, Stream stream) {
+  if (p.rows == 0 || p.n == 0 || p.groups == 0) return Status::ok();
+  const int ordinal = p.a->device.index;
+  GEMMOPS_TRY(cuda::make_current(ordinal));
+  GEMMOPS_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
+  GEMMOPS_ASSIGN_OR_RETURN(cuda::DeviceFacts facts, cuda::device_facts(ordinal));
+  const int smem = c.smem_bytes(static_cast<int>(p.groups));
+  if (static_cast<std::size_t>(smem) > facts.smem_per_block_optin)
+    return unsupported("B: G = " + std::to_string(p.groups) + " needs " + std::to_string(smem) +
+                       " bytes of shared memory; device " + std::to_string(ordinal) + " allows " +
+                       std::to_string(facts.smem_per_block_optin));
+  GEMMOPS_ASSIGN_OR_RETURN(CUfunction fn, module.function(ordinal, lowered_name));
+  GEMMOPS_ASSIGN_OR_RETURN(kernels::sm90::GroupedGemmParams params, make_params(p, c));
+
+  // Persistent grid: at most one CTA per SM, and no more than the tiles there can be. The exact
+  // count needs the offsets (on the device), so bound it: every group adds at most one partial tile.
+  const int64_t n_tiles = (p.n + c.tile_n - 1) / c.tile_n;
+  const int64_t m_tiles_bound = (p.rows + c.tile_m - 1) / c.tile_m + (p.offsets != nullptr ? p.groups : 0);
+  const int64_t tiles_bound = std::max<int64_t>(1, m_tiles_bound * n_tiles);
+  cuda::LaunchConfig lc;
+  lc.grid[0] = static_cast<unsigned>(std::min<int64_t>(facts.sm_count, tiles_bound));
+  lc.block[0] = static_cast<unsigned>(c.threads());
+  lc.smem_bytes = static_cast<unsigned>(smem);
+  lc.stream = static_cast<CUstream>(stream);
+  void* kernel_args[] = {&params};
+  return cuda::launch(*api, fn, lc, kernel_args);
+}
+
+}  // namespace gemmops::sm90

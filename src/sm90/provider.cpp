@@ -1,0 +1,23 @@
+// src/sm90/provider.cpp: one operator per design and (A/B dtype, out dtype) pair
+// SPDX-License-Identifier: Apache-2.0
+#include "sm90/provider.hpp"
+
+#include <memory>
+
+#include "gemmops/assert.hpp"
+#include "sm90/grouped_gemm.hpp"
+
+namespace gemmops::sm90 {
+
+void register_sm90_operators(Registry& registry) {
+  for (const Sm90Design& d : sm90_designs()) {
+    for (DType ab : {DType::bf16, DType::fp16}) {
+      for (DType out : {DType::bf16, DType::fp16, DType::fp32}) {
+        Status s = registry.add(std::make_shared<GroupedGemmOperator>(d, ab, out));
+        GEMMOPS_ASSERT(s.is_ok(), "built-in sm90 operator names are unique");
+      }
+    }
+  }
+}
+
+}  // namespace gemmops::sm90
