@@ -15,7 +15,7 @@ const Sm90Design kDesigns[] = {
     {tile(128, 256, 4, Schedule::cooperative), 2},  // large problems: most FLOPs per byte of smem
     {tile(128, 128, 6, Schedule::cooperative), 2},  // mid-size N, more tiles for load balance
     {tile(64, 128, 8, Schedule::small_m), 1},       // decode: groups of a few rows, weight-bandwidth bound
-    {tile(64, 256, 6, Schedule::small_m), 1},       // decode with wide N: fewer, longer weight streams
+    {tile(64, 256, 5, Schedule::small_m), 1},       // decode with wide N: fewer, longer weight streams
 };
 
 }  // namespace
