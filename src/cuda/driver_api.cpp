@@ -22,6 +22,12 @@ struct Loaded {
   Status status;
 };
 
+// The ABI version asked of cuGetProcAddress. Not CUDA_VERSION: CUDA 13 gave cuCtxSynchronize and
+// cuCtxGetDevice a context parameter (their _v13000 entry points), while cuda.h keeps declaring
+// the old signatures our table's types come from. 12.8 is the newest ABI whose entry points all
+// match cuda.h's declarations (cuEventElapsedTime -> _v2 is 12.8's).
+constexpr int kDriverAbiVersion = CUDA_VERSION < 12080 ? CUDA_VERSION : 12080;
+
 // Prefers cuGetProcAddress so that each function comes in the version matching the headers we were
 // built with (the driver may export several, e.g. cuMemAlloc and cuMemAlloc_v2), then dlsym.
 void* resolve(void* lib, GetProcAddressV2 gpa2, GetProcAddressV1 gpa1, const char* base,
@@ -29,11 +35,11 @@ void* resolve(void* lib, GetProcAddressV2 gpa2, GetProcAddressV1 gpa1, const cha
   void* fn = nullptr;
   if (gpa2 != nullptr) {
     CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    if (gpa2(base, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) == CUDA_SUCCESS &&
+    if (gpa2(base, &fn, kDriverAbiVersion, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) == CUDA_SUCCESS &&
         found == CU_GET_PROC_ADDRESS_SUCCESS && fn != nullptr)
       return fn;
   } else if (gpa1 != nullptr) {
-    if (gpa1(base, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM) == CUDA_SUCCESS &&
+    if (gpa1(base, &fn, kDriverAbiVersion, CU_GET_PROC_ADDRESS_LEGACY_STREAM) == CUDA_SUCCESS &&
         fn != nullptr)
       return fn;
   }
