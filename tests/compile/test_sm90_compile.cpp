@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gemmops/gemmops.hpp"
+#include "support/print_operator.hpp"
 
 namespace gemmops {
 namespace {

@@ -10,6 +10,7 @@
 
 #include "gemmops/gemmops.hpp"
 #include "support/compare.hpp"
+#include "support/print_operator.hpp"
 #include "support/device_problem.hpp"
 #include "support/random_problems.hpp"
 #include "support/reference.hpp"
