@@ -7,10 +7,6 @@
 
 namespace gemmops::python {
 
-namespace {
-std::string py_type_name(nb::handle obj) { return nb::cast<std::string>(nb::type_name(obj.type())); }
-}  // namespace
-
 DType to_dtype(nb::handle obj, const char* what) {
   // str(torch.float32) == "torch.float32", str(np.dtype("float16")) == "float16", and numpy scalar
   // types (np.float32, ml_dtypes.bfloat16) carry their name in __name__; parse_dtype knows them all.
@@ -20,18 +16,18 @@ DType to_dtype(nb::handle obj, const char* what) {
   } else if (PyType_Check(obj.ptr()) && nb::hasattr(obj, "__name__")) {
     text = nb::cast<std::string>(obj.attr("__name__"));
   } else {
-    text = nb::cast<std::string>(nb::str(obj));
+    text = py_str(obj);
   }
   if (auto dtype = parse_dtype(text)) return *dtype;
   throw nb::type_error((std::string(what) +
                         ": must be a dtype gemmops knows (bf16, fp16, fp32, e4m3, e5m2, int32, as a "
-                        "string, torch or numpy dtype); got '" + text + "' (" + py_type_name(obj) + ")")
+                        "string, torch or numpy dtype); got '" + text + "' (" + py_type_name(obj.type()) + ")")
                            .c_str());
 }
 
 Device to_device(nb::handle obj, const char* what) {
   std::string text = nb::isinstance<nb::str>(obj) ? nb::cast<std::string>(obj)
-                                                  : nb::cast<std::string>(nb::str(obj));
+                                                  : py_str(obj);
   if (text == "cpu") return Device::cpu();
   if (text == "cuda") return Device::cuda(0);
   if (text.rfind("cuda:", 0) == 0) {

@@ -48,7 +48,7 @@ std::vector<DType> dtypes_of(nb::handle list, const std::string& op, const char*
 std::vector<Major> majors_of(nb::handle list, const std::string& op, const char* key) {
   std::vector<Major> out;
   for (nb::handle item : list) {
-    std::string s = nb::cast<std::string>(nb::str(item));
+    std::string s = py_str(item);
     if (s == "k" || s == "k-major") out.push_back(Major::k);
     else if (s == "mn" || s == "mn-major") out.push_back(Major::mn);
     else throw nb::value_error((what(op, key) + ": must list \"k-major\" or \"mn-major\"; got '" + s + "'").c_str());
@@ -59,7 +59,7 @@ std::vector<Major> majors_of(nb::handle list, const std::string& op, const char*
 std::vector<OperationKind> kinds_of(nb::handle list, const std::string& op) {
   std::vector<OperationKind> out;
   for (nb::handle item : list) {
-    std::string s = nb::cast<std::string>(nb::str(item));
+    std::string s = py_str(item);
     bool found = false;
     for (OperationKind k : kAllOperationKinds) {
       if (name(k) == s) out.push_back(k), found = true;
@@ -113,8 +113,8 @@ OperatorMetadata metadata_from_python(nb::handle obj, std::string op_name) {
   md.name = std::move(op_name);
   const std::string& op = md.name;
   nb::object v;
-  md.provider = (v = field(obj, "provider")).is_none() ? "python" : nb::cast<std::string>(nb::str(v));
-  md.target = (v = field(obj, "target")).is_none() ? Target::cpu() : unwrap(Target::parse(nb::cast<std::string>(nb::str(v))));
+  md.provider = (v = field(obj, "provider")).is_none() ? "python" : py_str(v);
+  md.target = (v = field(obj, "target")).is_none() ? Target::cpu() : unwrap(Target::parse(py_str(v)));
 
   nb::object design = field(obj, "design");
   md.design.schedule = Schedule::custom;
@@ -130,7 +130,7 @@ OperatorMetadata metadata_from_python(nb::handle obj, std::string op_name) {
   }
   if (!(v = field(design, "stages")).is_none()) md.design.stages = nb::cast<int>(v);
   if (!(v = field(design, "schedule")).is_none()) {
-    std::string s = nb::cast<std::string>(nb::str(v));
+    std::string s = py_str(v);
     bool found = false;
     for (Schedule x : kSchedules) {
       if (name(x) == s) md.design.schedule = x, found = true;

@@ -33,7 +33,7 @@ Stream to_stream(nb::handle stream, const Arguments& args) {
   if (nb::hasattr(stream, "cuda_stream")) return as_stream(stream.attr("cuda_stream"));
   if (nb::hasattr(stream, "__cuda_stream__")) return as_stream(nb::tuple(stream.attr("__cuda_stream__")())[1]);
   throw nb::type_error(("stream: must be None, an int CUstream handle or a stream object (torch.cuda.Stream, "
-                        "__cuda_stream__); got " + nb::cast<std::string>(nb::type_name(stream.type()))).c_str());
+                        "__cuda_stream__); got " + py_type_name(stream.type())).c_str());
 }
 
 /// A tensor (its bytes) or a (pointer, bytes) pair; None with a workspace-hungry operator allocates

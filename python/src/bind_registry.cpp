@@ -29,6 +29,15 @@ void bind_registry(nb::module_& m) {
         nb::arg("args"), nb::arg("target") = nb::none(),
         "Every operator that serves args, best first. target: \"90a\", \"cpu\", ... (None: the tensors' "
         "device, else GEMMOPS_TARGET)");
+  // Also the reference that links the built-in providers in: gemmops_core's registry calls
+  // default_registry(), which lives in the gemmops archive (linked before the core).
+  m.def("all_operators",
+        [] {
+          nb::list out;
+          for (OperatorPtr& op : default_registry().all()) out.append(PyOperator{std::move(op)});
+          return out;
+        },
+        "Every registered operator (built-in and registered ones), in registration order");
   m.def("get_rejections",
         [](const PyArguments& a, std::optional<std::string> target) {
           std::optional<Target> t = parse_target(target);

@@ -33,7 +33,7 @@ bool is_torch_tensor(nb::handle obj, const nb::object& torch) {
 }
 
 bool is_fake_torch_tensor(nb::handle obj, const nb::object& torch) {
-  if (nb::cast<std::string>(nb::str(obj.attr("device").attr("type"))) == "meta") return true;
+  if (py_str(obj.attr("device").attr("type")) == "meta") return true;
   if (obj.type().is(torch.attr("Tensor"))) return false;  // the common case: no subclass, real
   nb::object fake = nb::module_::import_("torch._subclasses.fake_tensor");
   return nb::cast<bool>(fake.attr("is_fake")(obj));
@@ -46,7 +46,7 @@ TensorDesc fake_torch_desc(nb::handle obj, const char* operand) {
   desc.dtype = to_dtype(obj.attr("dtype"), operand);
   desc.shape = nb::cast<std::vector<int64_t>>(nb::tuple(obj.attr("shape")));
   desc.strides = nb::cast<std::vector<int64_t>>(nb::tuple(obj.attr("stride")()));
-  std::string type = nb::cast<std::string>(nb::str(obj.attr("device").attr("type")));
+  std::string type = py_str(obj.attr("device").attr("type"));
   if (type == "meta") {
     desc.device = Device::cuda(0);
   } else if (type == "cuda") {
@@ -74,7 +74,7 @@ std::optional<DType> from_dlpack(nb::dlpack::dtype t) {
 /// The dtype an object says it has (numpy, torch, ml_dtypes), when gemmops knows its name.
 std::optional<DType> declared_dtype(nb::handle obj) {
   if (!nb::hasattr(obj, "dtype")) return std::nullopt;
-  return parse_dtype(nb::cast<std::string>(nb::str(obj.attr("dtype"))));
+  return parse_dtype(py_str(obj.attr("dtype")));
 }
 
 /// numpy has no bf16/fp8 and older DLPack producers cannot export them: reinterpret the same bytes
@@ -82,6 +82,20 @@ std::optional<DType> declared_dtype(nb::handle obj) {
 nb::object same_width_view(nb::handle obj, DType dtype, const nb::object& torch) {
   if (is_torch_tensor(obj, torch)) return obj.attr("view")(torch.attr(size_of(dtype) == 1 ? "uint8" : "int16"));
   return obj.attr("view")(size_of(dtype) == 1 ? "uint8" : "uint16");
+}
+
+/// torch's __dlpack__() without a stream makes the legacy default stream wait on the current one,
+/// which breaks CUDA graph capture; stream=-1 asks for no synchronisation (gemmops runs on the
+/// stream the caller names). Everything else goes through nanobind's own import.
+bool import_array(nb::handle src, const nb::object& torch, nb::ndarray<>& out) {
+  if (is_torch_tensor(src, torch)) {
+    try {
+      return nb::try_cast(src.attr("__dlpack__")(nb::arg("stream") = -1), out);
+    } catch (const nb::python_error&) {
+      return false;  // e.g. a dtype this torch cannot export; the caller tries a same-width view
+    }
+  }
+  return nb::try_cast(src, out);
 }
 
 }  // namespace
@@ -97,15 +111,15 @@ TensorDesc to_tensor_desc(nb::handle obj, const char* operand) {
   }
   std::optional<DType> declared = declared_dtype(source);
   nb::ndarray<> array;
-  bool ok = nb::try_cast(source, array) && from_dlpack(array.dtype()).has_value();
+  bool ok = import_array(source, torch, array) && from_dlpack(array.dtype()).has_value();
   if (!ok && declared && (*declared == DType::bf16 || is_fp8(*declared))) {
-    ok = nb::try_cast(same_width_view(source, *declared, torch), array);
+    ok = import_array(same_width_view(source, *declared, torch), torch, array);
   } else if (ok) {
     declared = from_dlpack(array.dtype());
   }
   if (!ok) {
-    std::string seen = nb::cast<std::string>(nb::type_name(obj.type()));
-    if (nb::hasattr(obj, "dtype")) seen += " of dtype " + nb::cast<std::string>(nb::str(obj.attr("dtype")));
+    std::string seen = py_type_name(obj.type());
+    if (nb::hasattr(obj, "dtype")) seen += " of dtype " + py_str(obj.attr("dtype"));
     throw nb::type_error(message(operand, "must be a tensor of dtype bf16, fp16, fp32, e4m3, e5m2 or int32 "
                                           "(DLPack or buffer protocol, a torch meta tensor or gemmops.TensorSpec); "
                                           "got " + seen).c_str());

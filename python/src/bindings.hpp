@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>  // every file casts messages and names
 
 #include <string>
 #include <utility>
@@ -12,6 +13,12 @@
 namespace nb = nanobind;
 
 namespace gemmops::python {
+
+// str(h), type(h).__name__ and repr(h) as std::string. The detour through nb::handle matters:
+// nb::str(obj.attr("x")) would cast the attribute to str (and fail) instead of calling str() on it.
+inline std::string py_str(nb::handle h) { return nb::str(h).c_str(); }
+inline std::string py_type_name(nb::handle h) { return nb::type_name(h).c_str(); }
+inline std::string py_repr(nb::handle h) { return nb::repr(h).c_str(); }
 
 // errors.cpp: the one Status -> Python exception table.
 [[noreturn]] void throw_status(const Status& status);

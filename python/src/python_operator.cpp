@@ -38,8 +38,8 @@ Status from_exception(ErrorCode code, const std::string& op, const char* method)
   try {
     throw;
   } catch (const nb::python_error& e) {
-    std::string type = nb::cast<std::string>(nb::type_name(e.type()));
-    return {code, op + ": " + method + "() raised " + type + ": " + nb::cast<std::string>(nb::str(e.value()))};
+    std::string type = py_type_name(e.type());
+    return {code, op + ": " + method + "() raised " + type + ": " + py_str(e.value())};
   } catch (const std::exception& e) {
     return {code, op + ": " + method + "(): " + e.what()};
   }
@@ -88,7 +88,7 @@ class PythonOperator final : public Operator {
     nb::gil_scoped_acquire gil;
     try {
       nb::object payload = impl_.attr("compile")(py_args(args));
-      std::string description = nb::cast<std::string>(nb::repr(payload));
+      std::string description = py_repr(payload);
       return Artifact(name(), std::make_shared<PythonPayload>(std::move(payload)), std::move(description));
     } catch (...) {
       return from_exception(ErrorCode::compile_failed, name(), "compile");
@@ -146,7 +146,7 @@ OperatorPtr make_python_operator(nb::handle impl) {
       throw nb::type_error((std::string("register_operator: the operator must have name, metadata, supports, "
                                         "compile and run; it has no '") + method + "'").c_str());
   }
-  std::string op_name = nb::cast<std::string>(nb::str(member(impl, "name")));
+  std::string op_name = py_str(member(impl, "name"));
   nb::object metadata = nb::hasattr(impl, "metadata") ? member(impl, "metadata") : nb::none();
   return std::make_shared<PythonOperator>(metadata_from_python(metadata, op_name), nb::borrow(impl));
 }
