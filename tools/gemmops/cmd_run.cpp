@@ -39,6 +39,10 @@ Result<Choice> choose(const ProblemSpec& spec) {
   for (Device device : candidate_devices(spec)) {
     std::vector<OperatorPtr> ops = get_operators(fake_arguments(spec, device));
     if (!ops.empty()) return Choice{ops.front(), device};
+    if (spec.device == DeviceChoice::cuda) {  // say why when the device itself is the problem
+      for (const Rejection& r : get_rejections(fake_arguments(spec, device)))
+        if (!r.op) return r.reason;
+    }
   }
   return unsupported("no operator supports " + describe(spec) + "; 'gemmops list' gives the reasons");
 }
