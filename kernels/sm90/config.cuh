@@ -25,6 +25,12 @@ struct KernelConfig {
   ElemType ab = ElemType::bf16;
   ElemType out = ElemType::bf16;
   BMajor b_major = BMajor::k;
+  int cluster_m = 1;         // CTAs of a cluster along M; they share (multicast) each B tile
+
+  /// Rows of one scheduler unit: the cluster's CTAs take consecutive tiles of one group.
+  GEMMOPS_HD constexpr int unit_m() const { return tile_m * cluster_m; }
+  /// Rows of B (K-major) or 64-wide N atoms (N-major) each CTA loads and multicasts.
+  GEMMOPS_HD constexpr int b_rows_per_cta() const { return tile_n / cluster_m; }
 
   GEMMOPS_HD constexpr int threads() const { return 128 * (consumers + 1); }
   GEMMOPS_HD constexpr int a_stage_bytes() const { return tile_m * tile_k * 2; }

@@ -7,6 +7,7 @@
 
 #include <cuda/std/cstdint>
 
+#include "ptx/cluster.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/warp.cuh"
@@ -46,25 +47,41 @@ struct SharedStorage {
 
 // ---------------------------------------------------------------- producer (one warp)
 template <KernelConfig C>
-__device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s) {
+__device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank) {
   const int k_blocks = (p.k + C.tile_k - 1) / C.tile_k;
   int stage = 0;
   uint32_t phase = 0;
-  for (TileIterator<C.tile_m, C.tile_n> it(p, s.table); it.valid(); it.advance()) {
+  for (TileIterator<C.unit_m(), C.tile_n, C.cluster_m> it(p, s.table); it.valid(); it.advance()) {
     const TileCoord tc = it.current();
+    const int row0 = tc.row0 + static_cast<int>(rank) * C.tile_m;
     for (int kb = 0; kb < k_blocks; ++kb) {
       ptx::mbarrier_wait(&s.empty[stage], phase ^ 1);
       uint64_t* bar = &s.full[stage];
       ptx::mbarrier_arrive_expect_tx(bar, C.stage_bytes());
       const int k0 = kb * C.tile_k;
-      ptx::tma_load_2d(s.a + stage * C.a_stage_bytes(), &p.map_a, k0, tc.row0, bar);
+      ptx::tma_load_2d(s.a + stage * C.a_stage_bytes(), &p.map_a, k0, row0, bar);
       uint8_t* b_dst = s.b + stage * C.b_stage_bytes();
-      if constexpr (C.b_major == BMajor::k) {
-        ptx::tma_load_3d(b_dst, &p.map_b, k0, tc.col0, tc.group, bar);
-      } else {
+      if constexpr (C.cluster_m == 1) {
+        if constexpr (C.b_major == BMajor::k) {
+          ptx::tma_load_3d(b_dst, &p.map_b, k0, tc.col0, tc.group, bar);
+        } else {
 #pragma unroll
-        for (int j = 0; j < C.tile_n / 64; ++j)  // one 64-wide N atom per box
-          ptx::tma_load_3d(b_dst + j * 64 * C.tile_k * 2, &p.map_b, tc.col0 + 64 * j, k0, tc.group, bar);
+          for (int j = 0; j < C.tile_n / 64; ++j)  // one 64-wide N atom per box
+            ptx::tma_load_3d(b_dst + j * 64 * C.tile_k * 2, &p.map_b, tc.col0 + 64 * j, k0, tc.group, bar);
+        }
+      } else {
+        // Each CTA loads its share of the B tile and multicasts it to the whole cluster, which
+        // works on the same group and columns: B crosses L2 once per cluster instead of per CTA.
+        constexpr ::cuda::std::uint16_t kMask = (1u << C.cluster_m) - 1;
+        if constexpr (C.b_major == BMajor::k) {
+          const int r0 = static_cast<int>(rank) * C.b_rows_per_cta();
+          ptx::tma_load_3d_multicast(b_dst + r0 * C.tile_k * 2, &p.map_b, k0, tc.col0 + r0, tc.group, bar, kMask);
+        } else {
+#pragma unroll
+          for (int j = static_cast<int>(rank); j < C.tile_n / 64; j += C.cluster_m)
+            ptx::tma_load_3d_multicast(b_dst + j * 64 * C.tile_k * 2, &p.map_b, tc.col0 + 64 * j, k0, tc.group, bar,
+                                       kMask);
+        }
       }
       if (++stage == C.stages) {
         stage = 0;
@@ -76,15 +93,25 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
 
 // ---------------------------------------------------------------- consumers (warpgroups 1..)
 template <KernelConfig C>
-__device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorage<C>& s, int consumer) {
+__device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorage<C>& s, int consumer, uint32_t rank) {
   constexpr int kTransB = C.b_major == BMajor::n ? 1 : 0;
   const int k_blocks = (p.k + C.tile_k - 1) / C.tile_k;
   float acc[C.tile_n / 2];  // (64, TILE_N) fp32 fragment of this warpgroup
   int stage = 0;
   uint32_t phase = 0;
   const bool release_lane = (threadIdx.x % 32) == 0;
-  for (TileIterator<C.tile_m, C.tile_n> it(p, s.table); it.valid(); it.advance()) {
+  // A stage is free again once the consumers of every CTA that receives its B multicast are done.
+  auto release = [&](int st) {
+    if constexpr (C.cluster_m == 1) {
+      ptx::mbarrier_arrive(&s.empty[st]);
+    } else {
+#pragma unroll
+      for (int c = 0; c < C.cluster_m; ++c) ptx::mbarrier_arrive_cluster(ptx::map_to_rank(&s.empty[st], c));
+    }
+  };
+  for (TileIterator<C.unit_m(), C.tile_n, C.cluster_m> it(p, s.table); it.valid(); it.advance()) {
     const TileCoord tc = it.current();
+    const int row0 = tc.row0 + static_cast<int>(rank) * C.tile_m;
     if (k_blocks == 0) {
 #pragma unroll
       for (int i = 0; i < C.tile_n / 2; ++i) acc[i] = 0.f;
@@ -109,7 +136,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       ptx::wgmma_commit();
       ptx::fence_registers(acc);
       ptx::wgmma_wait<1>();  // the previous stage's MMAs are done: hand it back to the producer
-      if (prev_stage >= 0 && release_lane) ptx::mbarrier_arrive(&s.empty[prev_stage]);
+      if (prev_stage >= 0 && release_lane) release(prev_stage);
       prev_stage = stage;
       if (++stage == C.stages) {
         stage = 0;
@@ -118,8 +145,9 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     }
     ptx::wgmma_wait<0>();
     ptx::fence_registers(acc);
-    if (prev_stage >= 0 && release_lane) ptx::mbarrier_arrive(&s.empty[prev_stage]);
-    StoreEpilogue<C.out>::template store<C.tile_n>(acc, p.out, p.out_row_stride, tc.row0 + consumer * 64,
+    if (prev_stage >= 0 && release_lane) release(prev_stage);
+    // A CTA whose rows start past its group's end (odd tile count) computed a tile nobody stores.
+    StoreEpilogue<C.out>::template store<C.tile_n>(acc, p.out, p.out_row_stride, row0 + consumer * 64,
                                                    tc.row_end, tc.col0, p.n);
   }
 }
@@ -130,6 +158,8 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   static_assert(C.tile_m == 64 * C.consumers, "each consumer warpgroup owns 64 rows of the tile");
   static_assert(C.tile_k == 64, "tile_k is one 128-byte swizzle row of 16-bit elements");
   static_assert(C.ab != ElemType::fp32, "fp32 inputs have no wgmma path here");
+  static_assert(C.cluster_m == 1 || C.cluster_m == 2, "clusters of 1 or 2 CTAs along M");
+  static_assert(C.b_major == BMajor::k || (C.tile_n / 64) % C.cluster_m == 0, "N-major B splits into whole atoms");
   extern __shared__ uint8_t smem_raw[];
   SharedStorage<C> s(smem_raw, p.groups);
 
@@ -140,21 +170,27 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
     ptx::prefetch_tensor_map(&p.map_b);
     for (int i = 0; i < C.stages; ++i) {
       ptx::mbarrier_init(&s.full[i], 1);
-      ptx::mbarrier_init(&s.empty[i], C.consumers * 4);  // lane 0 of every consumer warp
+      ptx::mbarrier_init(&s.empty[i], C.consumers * 4 * C.cluster_m);  // lane 0 of every consumer warp
     }
     ptx::fence_barrier_init();
   }
-  build_scheduler_table<C.tile_m, C.tile_n>(p, s.table);
+  build_scheduler_table<C.unit_m(), C.tile_n>(p, s.table);
   __syncthreads();
+  const uint32_t rank = C.cluster_m > 1 ? ptx::cluster_ctarank() : 0;
+  // The peer's barriers must be initialised before its multicasts or arrivals can reach them.
+  if constexpr (C.cluster_m > 1) ptx::cluster_sync();
 
   // ---- roles: warpgroup 0 produces (one warp issues TMA), the others consume
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<40>();
-    if (threadIdx.x / 32 == 0 && ptx::elect_one()) produce<C>(p, s);
+    if (threadIdx.x / 32 == 0 && ptx::elect_one()) produce<C>(p, s, rank);
+    __syncwarp();
   } else {
     ptx::setmaxnreg_inc<C.consumers == 1 ? 240 : 232>();
-    consume<C>(p, s, warpgroup - 1);
+    consume<C>(p, s, warpgroup - 1, rank);
   }
+  // No CTA may leave while a peer can still multicast into its shared memory or arrive on its barriers.
+  if constexpr (C.cluster_m > 1) ptx::cluster_sync();
 }
 
 }  // namespace gemmops::kernels::sm90

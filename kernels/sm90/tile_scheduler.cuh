@@ -78,9 +78,10 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
   }
 }
 
-/// Walks this CTA's tiles: blockIdx.x, blockIdx.x + gridDim.x, ... Tiles come in increasing order,
-/// so the group cursor only moves forward.
-template <int kTileM, int kTileN>
+/// Walks this CTA's scheduler units: cluster c of C takes units c, c + C, ... (kTileM is the unit's
+/// height: the rows of all CTAs of a cluster). Units come in increasing order, so the group cursor
+/// only moves forward. Every CTA of a cluster walks the same units.
+template <int kTileM, int kTileN, int kClusterM = 1>
 struct TileIterator {
   SchedulerTable table;
   int groups;
@@ -91,7 +92,7 @@ struct TileIterator {
 
   __device__ TileIterator(const GroupedGemmParams& p, SchedulerTable t)
       : table(t), groups(p.groups), n_tiles((p.n + kTileN - 1) / kTileN),
-        total_tiles(p.groups > 0 ? t.tile_end[p.groups - 1] : 0), tile(blockIdx.x) {}
+        total_tiles(p.groups > 0 ? t.tile_end[p.groups - 1] : 0), tile(blockIdx.x / kClusterM) {}
 
   __device__ bool valid() const { return tile < total_tiles; }
 
@@ -104,7 +105,7 @@ struct TileIterator {
     return {group, table.row_start[group] + m_blk * kTileM, table.row_end[group], n_blk * kTileN};
   }
 
-  __device__ void advance() { tile += gridDim.x; }
+  __device__ void advance() { tile += gridDim.x / kClusterM; }
 };
 
 }  // namespace gemmops::kernels::sm90

@@ -5,13 +5,15 @@
 namespace gemmops::sm90 {
 namespace {
 
-constexpr Design tile(int m, int n, int stages, Schedule s) {
-  return Design{.tile_m = m, .tile_n = n, .tile_k = 64, .cluster_m = 1, .cluster_n = 1, .stages = stages, .schedule = s};
+constexpr Design tile(int m, int n, int stages, Schedule s, int cluster_m = 1) {
+  return Design{.tile_m = m, .tile_n = n, .tile_k = 64, .cluster_m = cluster_m, .cluster_n = 1, .stages = stages, .schedule = s};
 }
 
 // Stages fill the ~227 KiB of shared memory a Hopper block may use, leaving room for the
 // scheduler's per-group table (12 bytes a group).
 const Sm90Design kDesigns[] = {
+    {tile(128, 256, 4, Schedule::cooperative, 2), 2},  // large problems: B multicast to 2 CTAs halves L2 traffic
+    {tile(128, 128, 6, Schedule::cooperative, 2), 2},
     {tile(128, 256, 4, Schedule::cooperative), 2},  // large problems: most FLOPs per byte of smem
     {tile(128, 128, 6, Schedule::cooperative), 2},  // mid-size N, more tiles for load balance
     {tile(64, 128, 8, Schedule::small_m), 1},       // decode: groups of a few rows, weight-bandwidth bound

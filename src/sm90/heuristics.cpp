@@ -15,6 +15,8 @@ constexpr double kLaunchUs = 4.0;
 
 // Fraction of peak a tile shape sustains in its main loop (wider tiles reuse more per byte).
 double mainloop_efficiency(const Design& d) {
+  // A 2-CTA cluster shares B through multicast: less L2 traffic per FLOP.
+  if (d.tile_m >= 128 && d.cluster_m > 1) return d.tile_n >= 256 ? 0.9 : 0.8;
   if (d.tile_m >= 128 && d.tile_n >= 256) return 0.85;
   if (d.tile_m >= 128) return 0.75;
   if (d.tile_n >= 256) return 0.62;
@@ -27,15 +29,17 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d) {
   const Design& t = d.design;
   const double groups = std::max<double>(1, double(p.groups));
   const double rows_per_group = double(p.rows) / groups;
-  const double m_tiles = groups * std::ceil(rows_per_group / t.tile_m);
+  // Clusters take whole units of cluster_m tiles of one group: odd tile counts waste a tile.
+  const double unit_m = double(t.tile_m) * t.cluster_m;
+  const double m_tiles = groups * std::ceil(rows_per_group / unit_m) * t.cluster_m;
   const double n_tiles = std::ceil(double(p.n) / t.tile_n);
   const double tiles = m_tiles * n_tiles;
-  const double waves = std::ceil(tiles / kSms);
+  const double waves = std::ceil(tiles / (std::floor(kSms / t.cluster_m) * t.cluster_m));
   const double tile_us = 2.0 * t.tile_m * t.tile_n * double(p.k) / (kPeakFlops / kSms * mainloop_efficiency(t)) * 1e6;
   const double compute_us = waves * tile_us;
   // Each group's B is read once per M tile of the group; A once per N tile (mostly from L2).
   const double esize = 2.0;
-  const double b_bytes = double(p.k) * double(p.n) * esize * m_tiles;
+  const double b_bytes = double(p.k) * double(p.n) * esize * m_tiles / t.cluster_m;
   const double a_bytes = double(p.rows) * double(p.k) * esize;
   const double out_bytes = double(p.rows) * double(p.n) * esize;
   const double memory_us = (a_bytes + b_bytes + out_bytes) / kBandwidth * 1e6;

@@ -26,6 +26,7 @@ KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major 
   c.ab = elem_type(ab);
   c.out = elem_type(out);
   c.b_major = b_major == Major::k ? kernels::sm90::BMajor::k : kernels::sm90::BMajor::n;
+  c.cluster_m = d.design.cluster_m;
   return c;
 }
 
@@ -51,6 +52,7 @@ std::string instantiation_text(const KernelConfig& c) {
   s += ", .ab = " + ns + "ElemType::" + elem_name(c.ab);
   s += ", .out = " + ns + "ElemType::" + elem_name(c.out);
   s += ", .b_major = " + ns + (c.b_major == kernels::sm90::BMajor::k ? "BMajor::k" : "BMajor::n");
+  s += ", .cluster_m = " + std::to_string(c.cluster_m);
   s += "}>";
   return s;
 }

@@ -52,7 +52,8 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
     if (c.b_major == BMajor::k) {
       const uint64_t dims[3] = {at_least_one(p.k), at_least_one(p.n), at_least_one(p.groups)};
       const uint64_t strides[2] = {static_cast<uint64_t>(p.b_n_stride) * esize, g_stride_legal};
-      const uint32_t box[3] = {static_cast<uint32_t>(c.tile_k), static_cast<uint32_t>(c.tile_n), 1};
+      // With a cluster each CTA loads (and multicasts) its share of the tile's rows.
+      const uint32_t box[3] = {static_cast<uint32_t>(c.tile_k), static_cast<uint32_t>(c.b_rows_per_cta()), 1};
       GEMMOPS_ASSIGN_OR_RETURN(m, cuda::encode_tiled(*api, type, 3, p.b->data, dims, strides, box,
                                                      CU_TENSOR_MAP_SWIZZLE_128B));
     } else {
@@ -90,13 +91,16 @@ Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda:
   GEMMOPS_ASSIGN_OR_RETURN(CUfunction fn, module.function(ordinal, lowered_name));
   GEMMOPS_ASSIGN_OR_RETURN(kernels::sm90::GroupedGemmParams params, make_params(p, c));
 
-  // Persistent grid: at most one CTA per SM, and no more than the tiles there can be. The exact
-  // count needs the offsets (on the device), so bound it: every group adds at most one partial tile.
+  // Persistent grid: at most one CTA per SM, and no more scheduler units than there can be. The
+  // exact count needs the offsets (on the device), so bound it: every group adds at most one
+  // partial unit. A unit is one tile per CTA of a cluster.
   const int64_t n_tiles = (p.n + c.tile_n - 1) / c.tile_n;
-  const int64_t m_tiles_bound = (p.rows + c.tile_m - 1) / c.tile_m + (p.offsets != nullptr ? p.groups : 0);
-  const int64_t tiles_bound = std::max<int64_t>(1, m_tiles_bound * n_tiles);
+  const int64_t m_units_bound = (p.rows + c.unit_m() - 1) / c.unit_m() + (p.offsets != nullptr ? p.groups : 0);
+  const int64_t units_bound = std::max<int64_t>(1, m_units_bound * n_tiles);
+  const int64_t clusters = std::min<int64_t>(facts.sm_count / c.cluster_m, units_bound);
   cuda::LaunchConfig lc;
-  lc.grid[0] = static_cast<unsigned>(std::min<int64_t>(facts.sm_count, tiles_bound));
+  lc.grid[0] = static_cast<unsigned>(clusters * c.cluster_m);
+  lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
   lc.block[0] = static_cast<unsigned>(c.threads());
   lc.smem_bytes = static_cast<unsigned>(smem);
   lc.stream = static_cast<CUstream>(stream);
