@@ -85,7 +85,7 @@ struct HostTensor {
   }
   /// Row-major.
   static HostTensor contiguous(DType t, std::vector<int64_t> shape) {
-    std::vector<int64_t> order(shape.size());
+    std::vector<int> order(shape.size());
     std::iota(order.begin(), order.end(), 0);
     return permuted(t, std::move(shape), order);
   }

@@ -1,0 +1,61 @@
+// tests/support/fake_operator.hpp: an Operator whose hooks record calls and answer what a test sets
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <atomic>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "gemmops/operator.hpp"
+
+namespace gemmops::testing {
+
+/// Serves what its constraints say; the hooks count calls and return configurable answers.
+class FakeOperator : public Operator {
+ public:
+  struct Options {
+    std::string name = "fake";
+    OperandConstraints constraints;
+    Target target = Target::cpu();
+    double estimate_us = std::numeric_limits<double>::infinity();
+    Status extra = Status::ok();        ///< what supports_extra answers
+    std::size_t workspace = 0;
+    std::string artifact_name;          ///< empty: the operator's own name
+  };
+
+  explicit FakeOperator(Options o) : Operator(metadata_of(o)), o_(std::move(o)) {}
+
+  static std::shared_ptr<FakeOperator> make(Options o) { return std::make_shared<FakeOperator>(std::move(o)); }
+
+  mutable std::atomic<int> extra_calls{0}, compile_calls{0}, run_calls{0};
+
+ private:
+  static OperatorMetadata metadata_of(const Options& o) {
+    OperatorMetadata m;
+    m.name = o.name;
+    m.provider = "test";
+    m.constraints = o.constraints;
+    m.target = o.target;
+    m.constraints.device = o.target.is_cpu() ? Device::Kind::cpu : Device::Kind::cuda;
+    return m;
+  }
+  Status supports_extra(const Arguments&, const Target&) const override {
+    ++extra_calls;
+    return o_.extra;
+  }
+  Result<Artifact> do_compile(const Arguments&) const override {
+    ++compile_calls;
+    return Artifact(o_.artifact_name.empty() ? name() : o_.artifact_name, nullptr, "fake artifact");
+  }
+  std::size_t do_workspace_size(const Arguments&) const override { return o_.workspace; }
+  Status do_run(const Arguments&, const Artifact&, Stream, Workspace) const override {
+    ++run_calls;
+    return Status::ok();
+  }
+  double do_estimated_time_us(const Arguments&, const Target&) const override { return o_.estimate_us; }
+
+  Options o_;
+};
+
+}  // namespace gemmops::testing

@@ -1,0 +1,53 @@
+// tests/support/problems.hpp: valid arguments of each operation kind, to break one rule at a time
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+
+#include "gemmops/arguments.hpp"
+
+namespace gemmops::testing {
+
+/// A (M,K) x B (K,N) -> out (M,N), row-major, fake, on `device`.
+inline GemmArguments make_gemm(int64_t m, int64_t n, int64_t k, DType ab = DType::bf16, DType out = DType::bf16,
+                               Device device = Device::cpu()) {
+  GemmArguments g;
+  g.A = TensorDesc::contiguous(ab, {m, k}, device);
+  g.B = TensorDesc::contiguous(ab, {k, n}, device);
+  g.out = TensorDesc::contiguous(out, {m, n}, device);
+  return g;
+}
+
+/// A (L,M,K) x B (L,K,N) -> out (L,M,N).
+inline GemmArguments make_batched(int64_t l, int64_t m, int64_t n, int64_t k, DType ab = DType::bf16,
+                                  Device device = Device::cpu()) {
+  GemmArguments g;
+  g.A = TensorDesc::contiguous(ab, {l, m, k}, device);
+  g.B = TensorDesc::contiguous(ab, {l, k, n}, device);
+  g.out = TensorDesc::contiguous(ab, {l, m, n}, device);
+  return g;
+}
+
+/// A (TotalM,K) x B (G,K,N) -> out (TotalM,N) with fake offsets (G,).
+inline GroupedGemmArguments make_grouped_m(int64_t groups, int64_t total_m, int64_t n, int64_t k,
+                                           DType ab = DType::bf16, Device device = Device::cpu()) {
+  GroupedGemmArguments g;
+  g.A = TensorDesc::contiguous(ab, {total_m, k}, device);
+  g.B = TensorDesc::contiguous(ab, {groups, k, n}, device);
+  g.out = TensorDesc::contiguous(DType::bf16, {total_m, n}, device);
+  g.offsets = TensorDesc::contiguous(DType::i32, {groups}, device);
+  return g;
+}
+
+/// A (M,TotalK) x B (TotalK,N) -> out (G,M,N) with fake offsets (G,).
+inline GroupedGemmArguments make_grouped_k(int64_t groups, int64_t m, int64_t n, int64_t total_k,
+                                           DType ab = DType::bf16, Device device = Device::cpu()) {
+  GroupedGemmArguments g;
+  g.A = TensorDesc::contiguous(ab, {m, total_k}, device);
+  g.B = TensorDesc::contiguous(ab, {total_k, n}, device);
+  g.out = TensorDesc::contiguous(DType::fp32, {groups, m, n}, device);
+  g.offsets = TensorDesc::contiguous(DType::i32, {groups}, device);
+  return g;
+}
+
+}  // namespace gemmops::testing

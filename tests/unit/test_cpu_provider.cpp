@@ -1,0 +1,106 @@
+// tests/unit/test_cpu_provider.cpp: the CPU operators' registration, metadata, support and compile
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "cpu/cpu_operator.hpp"
+#include "cpu/cpu_provider.hpp"
+#include "cpu/microkernel.hpp"
+#include "support/random_problems.hpp"
+
+namespace gemmops::testing {
+namespace {
+
+TEST(CpuProvider, registers_one_operator_per_operation_kind) {
+  Registry r;
+  cpu::register_cpu_operators(r);
+  const std::vector<OperatorPtr> all = r.all();
+  ASSERT_EQ(all.size(), 4u);
+  for (const char* n : {"cpu_gemm", "cpu_batched_gemm", "cpu_grouped_gemm_m", "cpu_grouped_gemm_k"}) {
+    const OperatorPtr op = r.find(n);
+    ASSERT_NE(op, nullptr) << n;
+    EXPECT_EQ(op->metadata().provider, "cpu");
+    EXPECT_TRUE(op->metadata().target.is_cpu());
+    EXPECT_EQ(op->metadata().design.schedule, Schedule::cpu_blocked);
+  }
+}
+
+TEST(CpuProvider, discovery_finds_the_operator_of_the_problem_kind) {
+  Registry r;
+  cpu::register_cpu_operators(r);
+  std::mt19937 rng(3);
+  for (OperationKind kind : kAllOperationKinds) {
+    ProblemSpec s;
+    s.kind = kind;
+    s.groups = kind == OperationKind::gemm ? 1 : 3;
+    HostProblem p = make_problem(s, rng);
+    const std::vector<OperatorPtr> ops = r.get_operators(p.arguments(), Target::cpu());
+    ASSERT_EQ(ops.size(), 1u) << name(kind);
+    EXPECT_EQ(ops[0]->name(), "cpu_" + std::string(name(kind)));
+  }
+}
+
+TEST(CpuProvider, refuses_mixed_non_fp8_inputs_and_accepts_the_fp8_mix) {
+  std::mt19937 rng(5);
+  ProblemSpec s;
+  s.kind = OperationKind::grouped_m, s.a = DType::bf16, s.b = DType::fp16;
+  HostProblem bad = make_problem(s, rng);
+  const cpu::CpuOperator op(s.kind);
+  const Status refused = op.supports(bad.arguments());
+  EXPECT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.message().find("B"), std::string::npos) << refused.message();
+  s.a = DType::e4m3, s.b = DType::e5m2;
+  HostProblem good = make_problem(s, rng);
+  EXPECT_TRUE(op.supports(good.arguments()).is_ok());
+}
+
+TEST(CpuProvider, refuses_an_int32_out_and_cuda_tensors) {
+  std::mt19937 rng(5);
+  ProblemSpec s;
+  s.kind = OperationKind::gemm, s.groups = 1, s.out = DType::i32;
+  HostProblem p = make_problem(s, rng);
+  const cpu::CpuOperator op(s.kind);
+  EXPECT_FALSE(op.supports(p.arguments()).is_ok());
+  GemmArguments on_gpu{p.A.desc, p.B.desc, p.out.desc, DType::fp32};
+  on_gpu.out.dtype = DType::bf16;
+  on_gpu.A.device = on_gpu.B.device = on_gpu.out.device = Device::cuda(0);
+  EXPECT_FALSE(op.supports(on_gpu).is_ok());
+}
+
+TEST(CpuProvider, compile_returns_an_artifact_named_after_the_operator) {
+  std::mt19937 rng(5);
+  ProblemSpec s;
+  HostProblem p = make_problem(s, rng);
+  const cpu::CpuOperator op(s.kind);
+  Result<Artifact> a = op.compile(p.arguments());
+  ASSERT_TRUE(a.has_value()) << a.status().to_string();
+  EXPECT_EQ(a->operator_name(), "cpu_grouped_gemm_m");
+  EXPECT_TRUE(op.run(p.arguments(), *a).is_ok());
+}
+
+TEST(CpuMicrokernel, the_portable_and_the_dispatched_kernels_agree) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> d(-1, 1);
+  const int64_t kc = 37, ldc = 20;
+  std::vector<float> a(kc * cpu::kMr), b(kc * cpu::kNr), c0(cpu::kMr * ldc), c1;
+  for (float& x : a) x = d(rng);
+  for (float& x : b) x = d(rng);
+  for (float& x : c0) x = d(rng);
+  c1 = c0;
+  std::vector<float> start = c0;
+  cpu::portable_microkernel()(kc, a.data(), b.data(), c0.data(), ldc);
+  cpu::best_microkernel()(kc, a.data(), b.data(), c1.data(), ldc);
+  for (int i = 0; i < cpu::kMr; ++i)
+    for (int j = 0; j < ldc; ++j) {
+      double want = start[i * ldc + j];
+      if (j < cpu::kNr)
+        for (int64_t k = 0; k < kc; ++k) want += double(a[k * cpu::kMr + i]) * b[k * cpu::kNr + j];
+      EXPECT_NEAR(c0[i * ldc + j], want, 1e-5) << i << "," << j;
+      EXPECT_NEAR(c1[i * ldc + j], want, 1e-5) << i << "," << j;
+    }
+}
+
+}  // namespace
+}  // namespace gemmops::testing
