@@ -80,6 +80,13 @@ inline void fill_random(HostTensor& t, std::mt19937& rng, double lo = -1.0, doub
   for (int64_t e = 0; e < t.numel(); ++e) t.set(e, d(rng));
 }
 
+/// Integers in [lo, hi]: exact in every dtype for |v| <= 8, and sums of their products are exact in
+/// fp32, so the only rounding left in a GEMM is the final one into out.
+inline void fill_random_integers(HostTensor& t, std::mt19937& rng, int lo = -8, int hi = 8) {
+  std::uniform_int_distribution<int> d(lo, hi);
+  for (int64_t e = 0; e < t.numel(); ++e) t.set(e, d(rng));
+}
+
 /// A matrix operand of logical shape (..., rows, cols); `cols_is_k` says which dimension K is.
 inline HostTensor make_operand(DType t, std::vector<int64_t> shape, Major major, bool cols_is_k) {
   const bool cols_contiguous = (major == Major::k) == cols_is_k;

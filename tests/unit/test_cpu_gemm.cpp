@@ -111,6 +111,24 @@ TEST(CpuGemm, an_empty_k_group_writes_zeros) {
   }
 }
 
+TEST(CpuGemm, exact_sums_are_rounded_to_nearest_even_into_out) {
+  std::mt19937 rng(37);
+  for (DTypes in : kInputDTypes)
+    for (DType out : kOutDTypes) {
+      ProblemSpec s = random_spec(OperationKind::grouped_m, rng);
+      s.a = in.a, s.b = in.b, s.out = out, s.k = 200;  // bf16 out must round sums up to 12800
+      HostProblem p = make_problem(s, rng);
+      fill_random_integers(p.A, rng);
+      fill_random_integers(p.B, rng);
+      ASSERT_TRUE(cpu::CpuOperator(s.kind).run(p.arguments()).is_ok());
+      Reference ref = reference_result(p.arguments());
+      std::byte tmp[4];
+      for (double& v : ref.values) store_element(out, tmp, v), v = load_element(out, tmp);
+      const Comparison c = compare(p.out, ref, Tolerance{0, 0});
+      EXPECT_TRUE(c.ok()) << s.describe() << ": " << c.describe();
+    }
+}
+
 TEST(CpuGemm, nan_in_an_input_row_reaches_only_that_row) {
   std::mt19937 rng(23);
   ProblemSpec s;
