@@ -37,6 +37,10 @@ bool jit_disabled() { return flag("GEMMOPS_NO_JIT"); }
 bool disk_cache_disabled() { return flag("GEMMOPS_NO_DISK_CACHE"); }
 bool log_enabled() { return flag("GEMMOPS_LOG"); }
 std::optional<std::string> cuda_include() { return get("GEMMOPS_CUDA_INCLUDE"); }
+std::optional<std::string> cuda_home() {
+  if (auto h = get("CUDA_HOME")) return h;
+  return get("CUDA_PATH");
+}
 std::optional<std::string> nvrtc_library() { return get("GEMMOPS_NVRTC"); }
 
 int cpu_threads() {

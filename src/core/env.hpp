@@ -19,6 +19,8 @@ bool disk_cache_disabled();
 bool log_enabled();
 /// GEMMOPS_CUDA_INCLUDE: the toolkit include directories for NVRTC (';' or ':' separated).
 std::optional<std::string> cuda_include();
+/// CUDA_HOME, else CUDA_PATH: the toolkit whose include/ and include/cccl NVRTC uses (not GEMMOPS_*).
+std::optional<std::string> cuda_home();
 /// GEMMOPS_NVRTC: path or name of the NVRTC library to open.
 std::optional<std::string> nvrtc_library();
 /// GEMMOPS_CPU_THREADS: threads of the CPU provider (default: hardware concurrency).
