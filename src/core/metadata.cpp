@@ -21,10 +21,21 @@ std::string Design::to_string() const {
   if (schedule == Schedule::cpu_blocked) return "cpu";
   std::string s;
   if (tile_m != 0 || tile_n != 0 || tile_k != 0) {
-    s += std::to_string(tile_m) + "x" + std::to_string(tile_n) + "x" + std::to_string(tile_k);
-    s += "_c" + std::to_string(cluster_m) + "x" + std::to_string(cluster_n) + "_";
+    for (int v : {tile_m, tile_n, tile_k}) {
+      if (!s.empty()) s += 'x';
+      s += std::to_string(v);
+    }
+    s += "_c";
+    s += std::to_string(cluster_m);
+    s += 'x';
+    s += std::to_string(cluster_n);
+    s += '_';
   }
-  if (stages > 0) s += "s" + std::to_string(stages) + "_";
+  if (stages > 0) {
+    s += 's';
+    s += std::to_string(stages);
+    s += '_';
+  }
   s += name(schedule);
   return s;
 }
@@ -33,14 +44,14 @@ namespace {
 // "fp32" -> "f32": the accumulator part of a name reads "f32acc", as CUTLASS spells it.
 std::string short_name(DType t) {
   std::string n(name(t));
-  if (n.substr(0, 2) == "fp") n.erase(0, 1);
+  if (n.substr(0, 2) == "fp") n.erase(1, 1);
   return n;
 }
 }  // namespace
 
 std::string make_operator_name(const Target& target, std::string_view operation, DType ab, DType out,
                                DType accumulator, const Design& design) {
-  std::string s = target.is_cpu() ? "cpu" : "sm" + target.to_string();
+  std::string s = target.is_cpu() ? std::string("cpu") : std::string("sm").append(target.to_string());
   s += "_";
   s += operation;
   s += "_";
@@ -49,10 +60,15 @@ std::string make_operator_name(const Target& target, std::string_view operation,
     s += "_";
     s += name(out);
   }
-  s += "_" + short_name(accumulator) + "acc";
+  s += '_';
+  s += short_name(accumulator);
+  s += "acc";
   std::string d = design.to_string();
   // A host operator's design is just "cpu", already said by the prefix.
-  if (!(target.is_cpu() && d == "cpu")) s += "_" + d;
+  if (!(target.is_cpu() && d == "cpu")) {
+    s += '_';
+    s += d;
+  }
   return s;
 }
 

@@ -65,7 +65,12 @@ std::string TensorDesc::shape_string() const { return tuple_string(shape); }
 
 std::string TensorDesc::describe() const {
   std::string s(name(dtype));
-  s += " " + tuple_string(shape) + " strides " + tuple_string(strides) + " on " + device.to_string();
+  s += ' ';
+  s += tuple_string(shape);
+  s += " strides ";
+  s += tuple_string(strides);
+  s += " on ";
+  s += device.to_string();
   if (is_fake()) s += ", fake";
   return s;
 }

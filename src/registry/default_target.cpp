@@ -1,4 +1,4 @@
-// src/registry/default_target.cpp: the target discovery assumes, and the default-registry shortcuts
+// src/registry/default_target.cpp: the target discovery assumes, and the default-registry shortcuts (built into `gemmops`)
 // SPDX-License-Identifier: Apache-2.0
 #include <string>
 

@@ -1,0 +1,204 @@
+// tests/unit/test_validate_grouped.cpp: one test per rule of grouped GEMM and its offsets, with messages
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "gemmops/arguments.hpp"
+#include "support/problems.hpp"
+
+namespace gemmops {
+namespace {
+
+using testing::make_grouped_k;
+using testing::make_grouped_m;
+
+std::string invalid(const Arguments& args) {
+  Status s = validate(args);
+  EXPECT_EQ(s.code(), ErrorCode::invalid_argument) << s.to_string();
+  return s.message();
+}
+
+// Host offsets with data: only then are the values checked.
+GroupedGemmArguments with_host_offsets(GroupedGemmArguments g, std::vector<int32_t>& values) {
+  g.offsets = TensorDesc::contiguous(DType::i32, {static_cast<int64_t>(values.size())}, Device::cpu(), values.data());
+  return g;
+}
+
+TEST(ValidateGrouped, valid_m_and_k_grouped_pass) {
+  EXPECT_TRUE(validate(make_grouped_m(12, 8192, 2048, 1024)));
+  EXPECT_TRUE(validate(make_grouped_k(12, 1024, 2048, 8192)));
+  EXPECT_TRUE(validate(make_grouped_m(4, 0, 16, 16)));  // no tokens at all
+}
+
+TEST(ValidateGrouped, ranks_must_be_2_3_2_or_2_2_3) {
+  auto g = make_grouped_m(4, 64, 16, 16);
+  g.B = TensorDesc::contiguous(DType::bf16, {16, 16});
+  EXPECT_EQ(invalid(g), "A, B, out: ranks must be 2/3/2 (grouped_gemm_m) or 2/2/3 (grouped_gemm_k); got 2/2/2");
+}
+
+TEST(ValidateGrouped, operands_must_have_rank_1_to_3) {
+  auto g = make_grouped_m(4, 64, 16, 16);
+  g.B = TensorDesc::contiguous(DType::bf16, {1, 4, 16, 16});
+  EXPECT_EQ(invalid(g), "B: rank must be 1 to 3; got rank 4 with shape (1, 4, 16, 16)");
+}
+
+TEST(ValidateGrouped, m_grouped_b_k_must_equal_a_k) {
+  auto g = make_grouped_m(12, 8192, 2048, 2048);
+  g.B = TensorDesc::contiguous(DType::bf16, {12, 1024, 2048});
+  EXPECT_EQ(invalid(g), "B: K (1024) must equal A's K (2048); A (TotalM,K) = (8192, 2048), B (G,K,N) = "
+                        "(12, 1024, 2048)");
+}
+
+TEST(ValidateGrouped, m_grouped_out_rows_must_equal_a_rows) {
+  auto g = make_grouped_m(4, 64, 16, 32);
+  g.out = TensorDesc::contiguous(DType::bf16, {60, 16});
+  EXPECT_EQ(invalid(g), "out: TotalM (60) must equal A's TotalM (64); A (TotalM,K) = (64, 32), out (TotalM,N) = "
+                        "(60, 16)");
+}
+
+TEST(ValidateGrouped, m_grouped_out_n_must_equal_b_n) {
+  auto g = make_grouped_m(4, 64, 16, 32);
+  g.out = TensorDesc::contiguous(DType::bf16, {64, 17});
+  EXPECT_EQ(invalid(g), "out: N (17) must equal B's N (16); B (G,K,N) = (4, 32, 16), out (TotalM,N) = (64, 17)");
+}
+
+TEST(ValidateGrouped, k_grouped_b_total_k_must_equal_a_total_k) {
+  auto g = make_grouped_k(4, 32, 16, 256);
+  g.B = TensorDesc::contiguous(DType::bf16, {255, 16});
+  EXPECT_EQ(invalid(g), "B: TotalK (255) must equal A's TotalK (256); A (M,TotalK) = (32, 256), B (TotalK,N) = "
+                        "(255, 16)");
+}
+
+TEST(ValidateGrouped, k_grouped_out_m_must_equal_a_m) {
+  auto g = make_grouped_k(4, 32, 16, 256);
+  g.out = TensorDesc::contiguous(DType::fp32, {4, 31, 16});
+  EXPECT_EQ(invalid(g), "out: M (31) must equal A's M (32); A (M,TotalK) = (32, 256), out (G,M,N) = (4, 31, 16)");
+}
+
+TEST(ValidateGrouped, k_grouped_out_n_must_equal_b_n) {
+  auto g = make_grouped_k(4, 32, 16, 256);
+  g.out = TensorDesc::contiguous(DType::fp32, {4, 32, 15});
+  EXPECT_EQ(invalid(g), "out: N (15) must equal B's N (16); B (TotalK,N) = (256, 16), out (G,M,N) = (4, 32, 15)");
+}
+
+TEST(ValidateGrouped, offsets_must_be_int32) {
+  auto g = make_grouped_m(12, 64, 16, 16);
+  g.offsets.dtype = DType::fp32;
+  EXPECT_EQ(invalid(g), "offsets: must be int32 with shape (G,) = (12,); got fp32 with shape (12,)");
+}
+
+TEST(ValidateGrouped, offsets_must_have_rank_1) {
+  auto g = make_grouped_m(12, 64, 16, 16);
+  g.offsets = TensorDesc::contiguous(DType::i32, {12, 1});
+  EXPECT_EQ(invalid(g), "offsets: must be int32 with shape (G,) = (12,); got int32 with shape (12, 1)");
+}
+
+TEST(ValidateGrouped, offsets_length_must_be_the_group_count_of_b) {
+  auto g = make_grouped_m(12, 64, 16, 16);
+  g.offsets = TensorDesc::contiguous(DType::i32, {11});
+  EXPECT_EQ(invalid(g), "offsets: must be int32 with shape (G,) = (12,); got int32 with shape (11,)");
+}
+
+TEST(ValidateGrouped, offsets_length_must_be_the_group_count_of_out_when_k_grouped) {
+  auto g = make_grouped_k(3, 16, 16, 64);
+  g.offsets = TensorDesc::contiguous(DType::i32, {4});
+  EXPECT_EQ(invalid(g), "offsets: must be int32 with shape (G,) = (3,); got int32 with shape (4,)");
+}
+
+TEST(ValidateGrouped, offsets_must_be_contiguous) {
+  auto g = make_grouped_m(4, 64, 16, 16);
+  g.offsets.strides = {2};
+  EXPECT_EQ(invalid(g), "offsets: must be contiguous (stride 1); got strides (2,)");
+}
+
+TEST(ValidateGrouped, offsets_strides_must_be_non_negative) {
+  auto g = make_grouped_m(4, 64, 16, 16);
+  g.offsets.strides = {-1};
+  EXPECT_EQ(invalid(g), "offsets: strides must be non-negative; got strides (-1,)");
+}
+
+TEST(ValidateGrouped, offsets_must_be_on_a_device) {
+  auto g = make_grouped_m(4, 64, 16, 16, DType::bf16, Device::cuda(0));
+  g.offsets.device = Device::cpu();
+  EXPECT_EQ(invalid(g), "offsets: must be on A's device (cuda:0); got cpu");
+}
+
+TEST(ValidateGrouped, host_offsets_must_be_non_negative) {
+  std::vector<int32_t> v{-1, 10, 20, 64};
+  EXPECT_EQ(invalid(with_host_offsets(make_grouped_m(4, 64, 16, 16), v)),
+            "offsets: must be non-negative; got offsets[0] = -1");
+}
+
+TEST(ValidateGrouped, host_offsets_must_be_nondecreasing) {
+  std::vector<int32_t> v{0, 12, 10, 64};
+  EXPECT_EQ(invalid(with_host_offsets(make_grouped_m(4, 64, 16, 16), v)),
+            "offsets: must be nondecreasing; got offsets[2] = 10 after offsets[1] = 12");
+}
+
+TEST(ValidateGrouped, host_offsets_must_end_within_total_m) {
+  std::vector<int32_t> v{10, 20, 30, 65};
+  EXPECT_EQ(invalid(with_host_offsets(make_grouped_m(4, 64, 16, 16), v)),
+            "offsets: last offset must be at most TotalM (64); got offsets[3] = 65");
+}
+
+TEST(ValidateGrouped, host_offsets_must_end_within_total_k) {
+  std::vector<int32_t> v{100, 300};
+  EXPECT_EQ(invalid(with_host_offsets(make_grouped_k(2, 16, 16, 256), v)),
+            "offsets: last offset must be at most TotalK (256); got offsets[1] = 300");
+}
+
+TEST(ValidateGrouped, host_offsets_may_leave_empty_groups_and_trailing_rows) {
+  std::vector<int32_t> v{0, 0, 30, 30};
+  EXPECT_TRUE(validate(with_host_offsets(make_grouped_m(4, 64, 16, 16), v)));
+}
+
+TEST(ValidateGrouped, device_offsets_values_are_not_read) {
+  int32_t bogus[4] = {-5, -5, -5, -5};
+  auto g = make_grouped_m(4, 64, 16, 16, DType::bf16, Device::cuda(0));
+  g.offsets.data = bogus;  // a device pointer in real use; never dereferenced on the host
+  EXPECT_TRUE(validate(g));
+}
+
+TEST(ValidateGrouped, out_must_not_overlap_offsets_in_memory) {
+  std::vector<uint16_t> buf(64 * 16 + 16);
+  auto g = make_grouped_m(4, 64, 16, 16);
+  g.out.data = buf.data();
+  g.offsets.data = buf.data() + 8;  // values are read too: make them valid
+  auto* off = reinterpret_cast<int32_t*>(g.offsets.data);
+  for (int i = 0; i < 4; ++i) off[i] = 0;
+  std::string m = invalid(g);
+  EXPECT_EQ(m.rfind("out: must not overlap offsets in memory", 0), 0u) << m;
+}
+
+TEST(ValidateGrouped, common_rules_apply_to_grouped_too) {
+  auto g = make_grouped_m(4, 64, 16, 16);
+  g.accumulator = DType::bf16;
+  EXPECT_EQ(invalid(g), "accumulator: must be fp32; got bf16");
+  g = make_grouped_k(4, 16, 16, 64);
+  g.out.strides = {0, 16, 1};
+  EXPECT_EQ(invalid(g), "out: elements must not overlap; got stride 0 on dimension 0 of size 4, strides (0, 16, 1)");
+}
+
+TEST(ProblemShape, grouped_m_uses_total_m_and_g) {
+  auto p = problem_shape(make_grouped_m(12, 8192, 2048, 1024));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->kind, OperationKind::grouped_m);
+  EXPECT_EQ(p->m, 8192);
+  EXPECT_EQ(p->n, 2048);
+  EXPECT_EQ(p->k, 1024);
+  EXPECT_EQ(p->groups, 12);
+}
+
+TEST(ProblemShape, grouped_k_uses_total_k_and_g) {
+  auto p = problem_shape(make_grouped_k(12, 1024, 2048, 8192));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->kind, OperationKind::grouped_k);
+  EXPECT_EQ(p->m, 1024);
+  EXPECT_EQ(p->n, 2048);
+  EXPECT_EQ(p->k, 8192);
+  EXPECT_EQ(p->groups, 12);
+}
+
+}  // namespace
+}  // namespace gemmops
