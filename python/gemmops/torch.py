@@ -10,8 +10,6 @@ and CUDA graph capture see an opaque op; autograd computes dA with the same op o
 and dB with ``gemmops::grouped_mm_k`` (the K-grouped form). CPU tensors run on the CPU operators.
 """
 
-from __future__ import annotations
-
 from typing import Dict, Optional
 
 import torch

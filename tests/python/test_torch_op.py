@@ -118,3 +118,18 @@ def test_gpu_cuda_graph_capture_and_replay():
     graph.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(out, loop_reference(A, B, offsets))
+
+
+def test_meta_tensors_are_fake_operands_for_discovery_and_compile():
+    import gemmops as ops
+
+    A = torch.empty(8192, 1024, dtype=torch.bfloat16, device="meta")
+    B = torch.empty(12, 2048, 1024, dtype=torch.bfloat16, device="meta").permute(0, 2, 1)
+    out = torch.empty(8192, 2048, dtype=torch.bfloat16, device="meta")
+    offsets = torch.empty(12, dtype=torch.int32, device="meta")
+    args = ops.GroupedGemmArguments(A, B, out, accumulator_type=torch.float32, offsets=offsets)
+    assert "fake" in repr(args) and "cuda:0" in repr(args)
+    found = ops.get_operators(args, target="90a")
+    assert found, ops.get_rejections(args, target="90a")
+    with pytest.raises(ValueError, match="fake tensor"):
+        found[0].run(args)  # an empty artifact compiles first, then run refuses the fake operands
