@@ -53,7 +53,7 @@ inline Comparison compare(const HostTensor& out, const Reference& ref, Tolerance
   const auto size = static_cast<int64_t>(size_of(out.desc.dtype));
   std::vector<char> covered(out.storage.size(), 0);
   double diff2 = 0, ref2 = 0;
-  for (int64_t e = 0; e < out.numel(); ++e) {
+  for (int64_t e = 0, n = out.numel(); e < n; ++e) {
     const std::byte* p = out.at(e);
     const int64_t byte0 = p - out.storage.data();
     const bool written = ref.written[static_cast<size_t>(e)] != 0;

@@ -77,14 +77,14 @@ inline std::vector<int32_t> random_group_ends(std::mt19937& rng, int64_t groups,
 /// Values drawn uniformly from [lo, hi) and rounded to the dtype, so each is exact in it.
 inline void fill_random(HostTensor& t, std::mt19937& rng, double lo = -1.0, double hi = 1.0) {
   std::uniform_real_distribution<double> d(lo, hi);
-  for (int64_t e = 0; e < t.numel(); ++e) t.set(e, d(rng));
+  for (int64_t e = 0, n = t.numel(); e < n; ++e) t.set(e, d(rng));
 }
 
 /// Integers in [lo, hi]: exact in every dtype for |v| <= 8, and sums of their products are exact in
 /// fp32, so the only rounding left in a GEMM is the final one into out.
 inline void fill_random_integers(HostTensor& t, std::mt19937& rng, int lo = -8, int hi = 8) {
   std::uniform_int_distribution<int> d(lo, hi);
-  for (int64_t e = 0; e < t.numel(); ++e) t.set(e, d(rng));
+  for (int64_t e = 0, n = t.numel(); e < n; ++e) t.set(e, d(rng));
 }
 
 /// A matrix operand of logical shape (..., rows, cols); `cols_is_k` says which dimension K is.

@@ -84,7 +84,7 @@ inline Reference reference_result(const Arguments& args) {
       detail::multiply_into(ref.values, start, a, b, end - start, N, K);
       start = end;
     }
-    for (int64_t e = start * N; e < out.numel(); ++e) ref.written[static_cast<size_t>(e)] = 0;
+    for (int64_t e = start * N, n = out.numel(); e < n; ++e) ref.written[static_cast<size_t>(e)] = 0;
     return ref;
   }
   const int64_t M = A.size(0), N = B.size(1);  // K-grouped
