@@ -18,8 +18,12 @@ from . import _gemmops as _core
 
 __all__ = ["grouped_mm", "grouped_mm_k"]
 
-# One artifact per operator: an artifact serves every problem size of its operator.
-_artifacts: Dict[str, _core.Artifact] = {}
+# An artifact serves every problem size with the same dtypes and layouts, so that is the key.
+_artifacts: Dict[tuple, _core.Artifact] = {}
+
+
+def _layout(t: torch.Tensor) -> tuple:
+    return (t.dtype, t.dim(), tuple(s == 1 for s in t.stride()))
 
 
 def _operator_for(args: _core.Arguments) -> Optional[_core.Operator]:
@@ -46,9 +50,10 @@ def _launch(A: torch.Tensor, B: torch.Tensor, out: torch.Tensor, offsets: torch.
         if op is None:
             raise _no_operator(args)
         args = retry
-    artifact = _artifacts.get(op.name)
+    key = (op.name, _layout(args.A), _layout(args.B), _layout(args.out))
+    artifact = _artifacts.get(key)
     if artifact is None:
-        artifact = _artifacts[op.name] = op.compile(args)
+        artifact = _artifacts[key] = op.compile(args)
     op.run(args, compiled_artifact=artifact)
 
 

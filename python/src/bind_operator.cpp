@@ -26,7 +26,8 @@ Stream to_stream(nb::handle stream, const Arguments& args) {
   if (stream.is_none()) {
     const Device& device = operand_out(args).device;
     nb::object torch = torch_if_imported();
-    if (!device.is_cuda() || torch.is_none()) return nullptr;
+    // Fake operands never launch (run refuses them), so they need no stream, nor a CUDA torch.
+    if (!device.is_cuda() || torch.is_none() || operand_out(args).is_fake()) return nullptr;
     return as_stream(torch.attr("cuda").attr("current_stream")(device.index).attr("cuda_stream"));
   }
   if (nb::isinstance<nb::int_>(stream)) return as_stream(stream);

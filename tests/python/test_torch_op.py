@@ -132,4 +132,4 @@ def test_meta_tensors_are_fake_operands_for_discovery_and_compile():
     found = ops.get_operators(args, target="90a")
     assert found, ops.get_rejections(args, target="90a")
     with pytest.raises(ValueError, match="fake tensor"):
-        found[0].run(args)  # an empty artifact compiles first, then run refuses the fake operands
+        found[0].run(args)  # run refuses fake operands before anything else
