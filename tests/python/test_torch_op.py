@@ -74,15 +74,18 @@ def grouped_mm_reference(A, B, offsets):
     return loop_reference(A, B, offsets), "float64 loop"
 
 
-def gpu_problem(requires_grad=True):
-    # Group sizes and dims multiples of 16 so that torch._grouped_mm takes them too.
-    return make_problem("cuda", torch.bfloat16, sizes=(64, 0, 128, 48), tail=16, K=128, N=64,
-                        requires_grad=requires_grad)
+def gpu_problem(wrt):
+    # Group sizes and dims multiples of 16 so that torch._grouped_mm takes them too. Only the
+    # operand named by `wrt` requires grad, so backward computes that gradient alone.
+    A, B, offsets = make_problem("cuda", torch.bfloat16, sizes=(64, 0, 128, 48), tail=16, K=128, N=64)
+    (A if wrt == "A" else B).requires_grad_(True)
+    return A, B, offsets
 
 
 def forward_backward(A, B, offsets, wrt):
     out = gtorch.grouped_mm(A, B, offsets)
-    ref_A, ref_B = A.detach().clone().requires_grad_(True), B.detach().clone().requires_grad_(True)
+    ref_A = A.detach().clone().requires_grad_(A.requires_grad)
+    ref_B = B.detach().clone().requires_grad_(B.requires_grad)
     ref, name = grouped_mm_reference(ref_A, ref_B, offsets)
     end = int(offsets[-1])
     torch.testing.assert_close(out[:end], ref[:end], msg=lambda m: f"vs {name}: {m}")
@@ -98,7 +101,7 @@ def forward_backward(A, B, offsets, wrt):
 
 @pytest.mark.gpu
 def test_gpu_forward_and_dA_match_torch_grouped_mm():
-    A, B, offsets = gpu_problem()
+    A, B, offsets = gpu_problem("A")
     forward_backward(A, B, offsets, "A")
 
 
@@ -106,7 +109,7 @@ def test_gpu_forward_and_dA_match_torch_grouped_mm():
 def test_gpu_dB_through_the_k_grouped_form_matches_torch_grouped_mm():
     import gemmops as ops
 
-    A, B, offsets = gpu_problem()
+    A, B, offsets = gpu_problem("B")
     probe = ops.GroupedGemmArguments(A.detach().t(), torch.empty(A.shape[0], B.shape[-1], device="cuda",
                                                                  dtype=A.dtype),
                                      torch.empty(len(offsets), A.shape[1], B.shape[-1], device="cuda",
