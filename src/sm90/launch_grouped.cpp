@@ -9,6 +9,7 @@
 #include "cuda/device.hpp"
 #include "cuda/driver_api.hpp"
 #include "cuda/launch.hpp"
+#include "cuda/occupancy.hpp"
 #include "cuda/tensor_map.hpp"
 
 namespace gemmops::sm90 {
@@ -97,12 +98,19 @@ Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda:
   const int64_t n_tiles = (p.n + c.tile_n - 1) / c.tile_n;
   const int64_t m_units_bound = (p.rows + c.unit_m() - 1) / c.unit_m() + (p.offsets != nullptr ? p.groups : 0);
   const int64_t units_bound = std::max<int64_t>(1, m_units_bound * n_tiles);
-  const int64_t clusters = std::min<int64_t>(facts.sm_count / c.cluster_m, units_bound);
   cuda::LaunchConfig lc;
-  lc.grid[0] = static_cast<unsigned>(clusters * c.cluster_m);
   lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
   lc.block[0] = static_cast<unsigned>(c.threads());
   lc.smem_bytes = static_cast<unsigned>(smem);
+  int64_t resident = facts.sm_count / c.cluster_m;
+  if (c.cluster_m > 1) {
+    // A cluster that cannot be resident with the others would run after them: a whole extra wave.
+    lc.grid[0] = static_cast<unsigned>(resident * c.cluster_m);
+    GEMMOPS_ASSIGN_OR_RETURN(int active, cuda::max_active_clusters(*api, fn, lc));
+    if (active > 0) resident = std::min<int64_t>(resident, active);
+  }
+  const int64_t clusters = std::min<int64_t>(resident, units_bound);
+  lc.grid[0] = static_cast<unsigned>(clusters * c.cluster_m);
   lc.stream = static_cast<CUstream>(stream);
   void* kernel_args[] = {&params};
   return cuda::launch(*api, fn, lc, kernel_args);
