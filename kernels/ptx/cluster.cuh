@@ -28,9 +28,11 @@ __device__ __forceinline__ uint32_t map_to_rank(const void* smem, uint32_t rank)
   return remote;
 }
 
-/// Arrives on an mbarrier of any CTA of the cluster (address from map_to_rank).
+/// Arrives on an mbarrier of any CTA of the cluster (address from map_to_rank). Default semantics
+/// (release at CTA scope), as the consumer only hands back shared memory it has finished reading:
+/// a cluster-scope release would also wait for the epilogue's global stores to become visible.
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t cluster_addr) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
 }
 
 }  // namespace gemmops::kernels::ptx
