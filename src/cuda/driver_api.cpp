@@ -2,10 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cuda/driver_api.hpp"
 
+#include <cudaTypedefs.h>
 #include <dlfcn.h>
 
 #include <atomic>
 #include <string>
+#include <type_traits>
 
 namespace gemmops::cuda {
 namespace {
@@ -17,29 +19,31 @@ using GetProcAddressV2 = CUresult (*)(const char*, void**, int, cuuint64_t,
                                       CUdriverProcAddressQueryResult*);
 using GetProcAddressV1 = CUresult (*)(const char*, void**, int, cuuint64_t);
 
+// The version asked of cuGetProcAddress must give the ABI of the field it fills ("##" keeps `name`
+// unexpanded: PFN_cuMemAlloc_v3020, not PFN_cuMemAlloc_v2_v3020).
+#define GEMMOPS_DRIVER_ABI_CHECK(name, version)                                       \
+  static_assert(std::is_same_v<decltype(&::name), PFN_##name##_v##version>,           \
+                #name ": the version in GEMMOPS_DRIVER_FUNCTIONS does not match cuda.h");
+GEMMOPS_DRIVER_FUNCTIONS(GEMMOPS_DRIVER_ABI_CHECK)
+#undef GEMMOPS_DRIVER_ABI_CHECK
+
 struct Loaded {
   DriverApi api;
   Status status;
 };
 
-// The ABI version asked of cuGetProcAddress. Not CUDA_VERSION: CUDA 13 gave cuCtxSynchronize and
-// cuCtxGetDevice a context parameter (their _v13000 entry points), while cuda.h keeps declaring
-// the old signatures our table's types come from. 12.8 is the newest ABI whose entry points all
-// match cuda.h's declarations (cuEventElapsedTime -> _v2 is 12.8's).
-constexpr int kDriverAbiVersion = CUDA_VERSION < 12080 ? CUDA_VERSION : 12080;
-
-// Prefers cuGetProcAddress so that each function comes in the version matching the headers we were
-// built with (the driver may export several, e.g. cuMemAlloc and cuMemAlloc_v2), then dlsym.
-void* resolve(void* lib, GetProcAddressV2 gpa2, GetProcAddressV1 gpa1, const char* base,
+// Prefers cuGetProcAddress so that each function comes in the ABI version of its field (the driver
+// exports several, e.g. cuMemAlloc and cuMemAlloc_v2), then dlsym of the versioned symbol.
+void* resolve(void* lib, GetProcAddressV2 gpa2, GetProcAddressV1 gpa1, const char* base, int version,
               const char* versioned) {
   void* fn = nullptr;
   if (gpa2 != nullptr) {
     CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    if (gpa2(base, &fn, kDriverAbiVersion, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) == CUDA_SUCCESS &&
+    if (gpa2(base, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) == CUDA_SUCCESS &&
         found == CU_GET_PROC_ADDRESS_SUCCESS && fn != nullptr)
       return fn;
   } else if (gpa1 != nullptr) {
-    if (gpa1(base, &fn, kDriverAbiVersion, CU_GET_PROC_ADDRESS_LEGACY_STREAM) == CUDA_SUCCESS &&
+    if (gpa1(base, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM) == CUDA_SUCCESS &&
         fn != nullptr)
       return fn;
   }
@@ -68,8 +72,8 @@ Loaded load() {
   auto gpa2 = reinterpret_cast<GetProcAddressV2>(dlsym(lib, "cuGetProcAddress_v2"));
   auto gpa1 = gpa2 != nullptr ? nullptr : reinterpret_cast<GetProcAddressV1>(dlsym(lib, "cuGetProcAddress"));
   DriverApi& api = out.api;
-#define GEMMOPS_DRIVER_RESOLVE(name) \
-  api.name = reinterpret_cast<decltype(api.name)>(resolve(lib, gpa2, gpa1, #name, GEMMOPS_STR(name)));
+#define GEMMOPS_DRIVER_RESOLVE(name, version) \
+  api.name = reinterpret_cast<decltype(api.name)>(resolve(lib, gpa2, gpa1, #name, version, GEMMOPS_STR(name)));
   GEMMOPS_DRIVER_FUNCTIONS(GEMMOPS_DRIVER_RESOLVE)
 #undef GEMMOPS_DRIVER_RESOLVE
   if (api.cuInit == nullptr) {

@@ -10,24 +10,30 @@
 
 namespace gemmops::cuda {
 
-// X(name): one entry per driver function. `name` may be a cuda.h macro (cuMemAlloc -> cuMemAlloc_v2):
-// the field then carries the versioned name, #name is the base name cuGetProcAddress expects and
-// the expanded name is the versioned symbol dlsym falls back to.
-#define GEMMOPS_DRIVER_FUNCTIONS(X)                                                              \
-  X(cuInit) X(cuDriverGetVersion) X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetAttribute)     \
-  X(cuDeviceGetName) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxGetCurrent) \
-  X(cuCtxSetCurrent) X(cuCtxGetDevice) X(cuCtxSynchronize) X(cuModuleLoadData)                   \
-  X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuFuncGetAttribute)          \
-  X(cuLaunchKernelEx) X(cuOccupancyMaxActiveClusters) X(cuMemAlloc) X(cuMemFree)                 \
-  X(cuMemGetInfo) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)      \
-  X(cuMemsetD8) X(cuMemsetD8Async) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventRecord)      \
-  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuTensorMapEncodeTiled)        \
-  X(cuGetErrorName) X(cuGetErrorString) X(cuPointerGetAttribute)
+// X(name, version): one entry per driver function; `version` is the CUDA version whose ABI matches
+// the prototype in cuda.h, asked of cuGetProcAddress. It is not always CUDA_VERSION: CUDA 13 gave
+// cuCtxSynchronize and cuCtxGetDevice new parameters under their old names. driver_api.cpp checks
+// every entry against cudaTypedefs.h at compile time. `name` may be a cuda.h macro (cuMemAlloc ->
+// cuMemAlloc_v2): the field then carries the versioned name, #name is the base name that
+// cuGetProcAddress expects and the expanded name is the symbol dlsym falls back to.
+#define GEMMOPS_DRIVER_FUNCTIONS(X)                                                                 \
+  X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuDeviceGet, 2000) X(cuDeviceGetCount, 2000)        \
+  X(cuDeviceGetAttribute, 2000) X(cuDeviceGetName, 2000) X(cuDevicePrimaryCtxRetain, 7000)          \
+  X(cuDevicePrimaryCtxRelease, 11000) X(cuCtxGetCurrent, 4000) X(cuCtxSetCurrent, 4000)             \
+  X(cuCtxGetDevice, 2000) X(cuCtxSynchronize, 2000) X(cuModuleLoadData, 2000)                      \
+  X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuFuncSetAttribute, 9000)                  \
+  X(cuFuncGetAttribute, 2020) X(cuLaunchKernelEx, 11060) X(cuOccupancyMaxActiveClusters, 11070)     \
+  X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemGetInfo, 3020) X(cuMemcpyHtoD, 3020)                \
+  X(cuMemcpyDtoH, 3020) X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020) X(cuMemsetD8, 3020)   \
+  X(cuMemsetD8Async, 3020) X(cuStreamSynchronize, 2000) X(cuEventCreate, 2000)                      \
+  X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080)                   \
+  X(cuEventDestroy, 4000) X(cuTensorMapEncodeTiled, 12000) X(cuGetErrorName, 6000)                  \
+  X(cuGetErrorString, 6000) X(cuPointerGetAttribute, 4000)
 
 /// The driver functions gemmops uses. A plain value: tests fill one with fakes. A null entry means
 /// the driver lacks that function (calls to it are reported, not made).
 struct DriverApi {
-#define GEMMOPS_DRIVER_FIELD(name) decltype(&::name) name = nullptr;
+#define GEMMOPS_DRIVER_FIELD(name, version) decltype(&::name) name = nullptr;
   GEMMOPS_DRIVER_FUNCTIONS(GEMMOPS_DRIVER_FIELD)
 #undef GEMMOPS_DRIVER_FIELD
   int driver_version = 0;  ///< cuDriverGetVersion, e.g. 12080; 0 when unknown
