@@ -49,5 +49,10 @@ Status validate_offsets(const GroupedGemmArguments& args, int64_t groups, int64_
 // --- message helpers (validate_tensor.cpp) ---
 /// "(8192, 2048)".
 std::string tuple_string(const int64_t* v, std::size_t n);
+/// "A (M,K) = (8192, 2048)": an operand, its dimension names and its shape.
+std::string labelled(const char* role, const char* dims, const TensorDesc& t);
+/// `role`'s dimension `what` (value `got`) must equal `ref`'s (value `want`); `shapes` ends the message.
+Status agree(const char* what, int64_t got, int64_t want, const char* role, const char* ref,
+             const std::string& shapes);
 
 }  // namespace gemmops::detail

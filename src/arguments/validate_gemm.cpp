@@ -12,19 +12,6 @@ std::string ranks_of(const GemmArguments& a) {
   return std::to_string(a.A.rank()) + "/" + std::to_string(a.B.rank()) + "/" + std::to_string(a.out.rank());
 }
 
-// "A (M,K) = (8192, 2048)": the operand, its dimension names, its shape.
-std::string labelled(const char* role, const char* dims, const TensorDesc& t) {
-  return std::string(role) + " " + dims + " = " + t.shape_string();
-}
-
-// One agreement rule: `role`'s dimension `what` (value `got`) must equal `ref`'s (value `want`).
-Status agree(const char* what, int64_t got, int64_t want, const char* role, const char* ref,
-             const std::string& shapes) {
-  if (got == want) return Status::ok();
-  return invalid_argument(std::string(role) + ": " + what + " (" + std::to_string(got) + ") must equal " + ref +
-                          "'s " + what + " (" + std::to_string(want) + "); " + shapes);
-}
-
 Status validate_gemm_shapes(const GemmArguments& g) {
   const TensorDesc &A = g.A, &B = g.B, &out = g.out;
   const std::string ab = labelled("A", "(M,K)", A) + ", " + labelled("B", "(K,N)", B);

@@ -13,17 +13,6 @@ std::string ranks_of(const GroupedGemmArguments& a) {
   return std::to_string(a.A.rank()) + "/" + std::to_string(a.B.rank()) + "/" + std::to_string(a.out.rank());
 }
 
-std::string labelled(const char* role, const char* dims, const TensorDesc& t) {
-  return std::string(role) + " " + dims + " = " + t.shape_string();
-}
-
-Status agree(const char* what, int64_t got, int64_t want, const char* role, const char* ref,
-             const std::string& shapes) {
-  if (got == want) return Status::ok();
-  return invalid_argument(std::string(role) + ": " + what + " (" + std::to_string(got) + ") must equal " + ref +
-                          "'s " + what + " (" + std::to_string(want) + "); " + shapes);
-}
-
 // A (TotalM,K) x B (G,K,N) -> out (TotalM,N).
 Status validate_grouped_m_shapes(const GroupedGemmArguments& g) {
   const TensorDesc &A = g.A, &B = g.B, &out = g.out;

@@ -17,6 +17,17 @@ std::string tuple_string(const int64_t* v, std::size_t n) {
   return s + ")";
 }
 
+std::string labelled(const char* role, const char* dims, const TensorDesc& t) {
+  return std::string(role) + " " + dims + " = " + t.shape_string();
+}
+
+Status agree(const char* what, int64_t got, int64_t want, const char* role, const char* ref,
+             const std::string& shapes) {
+  if (got == want) return Status::ok();
+  return invalid_argument(std::string(role) + ": " + what + " (" + std::to_string(got) + ") must equal " + ref +
+                          "'s " + what + " (" + std::to_string(want) + "); " + shapes);
+}
+
 namespace {
 std::string shape_of(const TensorDesc& t) { return tuple_string(t.shape.data(), t.shape.size()); }
 std::string strides_of(const TensorDesc& t) { return tuple_string(t.strides.data(), t.strides.size()); }
