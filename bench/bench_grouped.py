@@ -150,6 +150,7 @@ def main():
                 print(f"{shape[0]:<16}{shape[1][:33]:<34}{dist:<8} FAILED: {e}")
                 continue
             rows.append(r)
+            write_outputs(a, rows, props.name)  # after every row: a cut-short run still leaves its numbers
             print(f"{r['model'][:15]:<16}{r['scenario'][:33]:<34}{dist:<8}{r['G']:>5}{r['TotalM']:>7}{r['N']:>6}{r['K']:>6} "
                   f"{r['gemmops_us']:>8.1f}{r['torch_us']:>9.1f}{r['dense_us']:>9.1f}{r['gemmops_tflops']:>8.0f}"
                   f"{r['speedup_vs_torch']:>8.2f}{r['frac_of_dense']:>9.2f}{r['gemmops_tbps']:>6.2f} {r['rel_err']:.1e}", flush=True)
@@ -157,14 +158,17 @@ def main():
         geo = math.exp(sum(math.log(r["speedup_vs_torch"]) for r in rows) / len(rows))
         slower = sum(1 for r in rows if r["speedup_vs_torch"] < 1.0)
         print(f"geometric-mean speed-up vs torch._grouped_mm: {geo:.3f}x over {len(rows)} rows; slower rows: {slower}")
-    if a.csv and rows:
+    return 0
+
+
+def write_outputs(a, rows, device):
+    if a.csv:
         with open(a.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
             w.writeheader()
             w.writerows(rows)
-    if a.markdown and rows:
-        write_markdown(a.markdown, rows, props.name)
-    return 0
+    if a.markdown:
+        write_markdown(a.markdown, rows, device)
 
 
 def write_markdown(path, rows, device):
