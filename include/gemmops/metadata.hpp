@@ -14,13 +14,21 @@ namespace gemmops {
 enum class Schedule { cpu_blocked, cooperative, pingpong, small_m, custom };
 std::string_view name(Schedule s);  ///< "cpu", "coop", "pingpong", "smallm", "custom"
 
-/// The shape of the kernel: tile, cluster, pipeline depth and schedule. Zero tiles mean "not tiled".
+/// How results leave the kernel: stored from registers, or staged in shared memory and written by
+/// TMA bulk stores that overlap the next tile's main loop. Fused epilogues (bias, SiLU, SwiGLU,
+/// scales) will be further values.
+enum class Epilogue { store, tma_store };
+std::string_view name(Epilogue e);  ///< "store", "tma"
+
+/// The shape of the kernel: tile, cluster, pipeline depth, schedule and epilogue. Zero tiles mean
+/// "not tiled".
 struct Design {
   int tile_m = 0, tile_n = 0, tile_k = 0;
   int cluster_m = 1, cluster_n = 1;
   int stages = 0;
   Schedule schedule = Schedule::custom;
-  /// "128x256x64_c2x1_s4_coop" ("cpu" for the host provider).
+  Epilogue epilogue = Epilogue::store;
+  /// "128x256x64_c2x1_s4_coop", with "_tma" for the TMA epilogue ("cpu" for the host provider).
   std::string to_string() const;
   friend bool operator==(const Design&, const Design&) = default;
 };

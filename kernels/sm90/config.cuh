@@ -26,6 +26,7 @@ struct KernelConfig {
   ElemType out = ElemType::bf16;
   BMajor b_major = BMajor::k;
   int cluster_m = 1;         // CTAs of a cluster along M; they share (multicast) each B tile
+  int epilogue = 0;          // 0: direct 16-byte stores; 1: staged in shared memory, TMA bulk stores
 
   /// Rows of one scheduler unit: the cluster's CTAs take consecutive tiles of one group.
   GEMMOPS_HD constexpr int unit_m() const { return tile_m * cluster_m; }
@@ -37,11 +38,13 @@ struct KernelConfig {
   GEMMOPS_HD constexpr int b_stage_bytes() const { return tile_n * tile_k * 2; }
   GEMMOPS_HD constexpr int stage_bytes() const { return a_stage_bytes() + b_stage_bytes(); }
   GEMMOPS_HD constexpr int barrier_bytes() const { return 16 * stages; }
+  /// Staging of the TMA epilogue: one 64 x TILE_N 16-bit slab per consumer warpgroup.
+  GEMMOPS_HD constexpr int epilogue_bytes() const { return epilogue == 1 ? consumers * 64 * tile_n * 2 : 0; }
   /// The scheduler's table: per group its tile prefix, first row and end row.
   GEMMOPS_HD static constexpr int scheduler_bytes(int groups) { return 12 * groups; }
   /// Dynamic shared memory a launch for `groups` groups asks for (1 KiB slack aligns the tiles).
   GEMMOPS_HD constexpr int smem_bytes(int groups) const {
-    return 1024 + stages * stage_bytes() + barrier_bytes() + scheduler_bytes(groups);
+    return 1024 + stages * stage_bytes() + epilogue_bytes() + barrier_bytes() + scheduler_bytes(groups);
   }
 };
 

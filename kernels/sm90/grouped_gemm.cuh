@@ -14,6 +14,7 @@
 #include "ptx/wgmma.cuh"
 #include "sm90/config.cuh"
 #include "sm90/epilogue.cuh"
+#include "sm90/epilogue_tma.cuh"
 #include "sm90/mma.cuh"
 #include "sm90/params.cuh"
 #include "sm90/tile_scheduler.cuh"
@@ -30,6 +31,7 @@ template <KernelConfig C>
 struct SharedStorage {
   uint8_t* a;        // (STAGES, TILE_M, TILE_K) 16-bit, 128B-swizzled rows
   uint8_t* b;        // (STAGES, TILE_N, TILE_K) K-major, or (STAGES, TILE_N/64, TILE_K, 64) N-major
+  uint8_t* epi;      // (CONSUMERS, TILE_N/64, 64, 64) staging of the TMA epilogue (empty otherwise)
   uint64_t* full;    // (STAGES,) TMA bytes landed
   uint64_t* empty;   // (STAGES,) consumers done with the stage
   SchedulerTable table;
@@ -38,7 +40,8 @@ struct SharedStorage {
     uint8_t* base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
     a = base;
     b = a + C.stages * C.a_stage_bytes();
-    full = reinterpret_cast<uint64_t*>(b + C.stages * C.b_stage_bytes());
+    epi = b + C.stages * C.b_stage_bytes();
+    full = reinterpret_cast<uint64_t*>(epi + C.epilogue_bytes());
     empty = full + C.stages;
     int* tables = reinterpret_cast<int*>(empty + C.stages);
     table = {tables, tables + groups, tables + 2 * groups};
@@ -147,8 +150,13 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     ptx::fence_registers(acc);
     if (prev_stage >= 0 && release_lane) release(prev_stage);
     // A CTA whose rows start past its group's end (odd tile count) computed a tile nobody stores.
-    StoreEpilogue<C.out>::template store<C.tile_n>(acc, p.out, p.out_row_stride, row0 + consumer * 64,
-                                                   tc.row_end, tc.col0, p.n);
+    if constexpr (C.epilogue == 1) {
+      TmaStoreEpilogue<C.out>::template store<C.tile_n>(acc, p, s.epi + consumer * 64 * C.tile_n * 2, consumer,
+                                                        row0 + consumer * 64, tc.row_end, tc.col0);
+    } else {
+      StoreEpilogue<C.out>::template store<C.tile_n>(acc, p.out, p.out_row_stride, row0 + consumer * 64,
+                                                     tc.row_end, tc.col0, p.n);
+    }
   }
 }
 
@@ -159,6 +167,7 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   static_assert(C.tile_k == 64, "tile_k is one 128-byte swizzle row of 16-bit elements");
   static_assert(C.ab != ElemType::fp32, "fp32 inputs have no wgmma path here");
   static_assert(C.cluster_m == 1 || C.cluster_m == 2, "clusters of 1 or 2 CTAs along M");
+  static_assert(C.epilogue == 0 || C.out != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");
   static_assert(C.b_major == BMajor::k || (C.tile_n / 64) % C.cluster_m == 0, "N-major B splits into whole atoms");
   extern __shared__ uint8_t smem_raw[];
   SharedStorage<C> s(smem_raw, p.groups);
@@ -188,6 +197,7 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   } else {
     ptx::setmaxnreg_inc<C.consumers == 1 ? 240 : 232>();
     consume<C>(p, s, warpgroup - 1, rank);
+    if constexpr (C.epilogue == 1) TmaStoreEpilogue<C.out>::finish();
   }
   // No CTA may leave while a peer can still multicast into its shared memory or arrive on its barriers.
   if constexpr (C.cluster_m > 1) ptx::cluster_sync();

@@ -27,6 +27,7 @@ struct alignas(64) TensorMap {
 struct GroupedGemmParams {
   TensorMap map_a;           // A (rows, K), K-major: dims {K, rows}
   TensorMap map_b;           // B: K-major dims {K, N, G}; N-major dims {N, K, G}
+  TensorMap map_out;         // out (rows, N) dims {N, rows}; used by the TMA epilogue only
   void* out;                 // out (rows, N), N contiguous
   int64_t out_row_stride;    // elements
   const int32_t* offsets;    // (groups,) or nullptr

@@ -37,8 +37,14 @@ std::string Design::to_string() const {
     s += '_';
   }
   s += name(schedule);
+  if (epilogue == Epilogue::tma_store) {
+    s += '_';
+    s += name(epilogue);
+  }
   return s;
 }
+
+std::string_view name(Epilogue e) { return e == Epilogue::tma_store ? "tma" : "store"; }
 
 namespace {
 // "fp32" -> "f32": the accumulator part of a name reads "f32acc", as CUTLASS spells it.

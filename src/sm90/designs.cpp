@@ -5,8 +5,9 @@
 namespace gemmops::sm90 {
 namespace {
 
-constexpr Design tile(int m, int n, int stages, Schedule s, int cluster_m = 1) {
-  return Design{.tile_m = m, .tile_n = n, .tile_k = 64, .cluster_m = cluster_m, .cluster_n = 1, .stages = stages, .schedule = s};
+constexpr Design tile(int m, int n, int stages, Schedule s, int cluster_m = 1, Epilogue e = Epilogue::store) {
+  return Design{.tile_m = m, .tile_n = n, .tile_k = 64, .cluster_m = cluster_m, .cluster_n = 1, .stages = stages,
+                .schedule = s, .epilogue = e};
 }
 
 // Stages fill the ~227 KiB of shared memory a Hopper block may use, leaving room for the
@@ -14,6 +15,10 @@ constexpr Design tile(int m, int n, int stages, Schedule s, int cluster_m = 1) {
 const Sm90Design kDesigns[] = {
     {tile(128, 256, 4, Schedule::cooperative, 2), 2},  // large problems: B multicast to 2 CTAs halves L2 traffic
     {tile(128, 128, 6, Schedule::cooperative, 2), 2},
+    // Short K (down projections): the TMA epilogue overlaps the stores with the next tile, at the
+    // price of one stage of shared memory for the staging slabs (16-bit outputs only).
+    {tile(128, 256, 3, Schedule::cooperative, 2, Epilogue::tma_store), 2},
+    {tile(128, 128, 5, Schedule::cooperative, 2, Epilogue::tma_store), 2},
     {tile(128, 256, 4, Schedule::cooperative), 2},  // large problems: most FLOPs per byte of smem
     {tile(128, 128, 6, Schedule::cooperative), 2},  // mid-size N, more tiles for load balance
     {tile(64, 128, 8, Schedule::small_m), 1},       // decode: groups of a few rows, weight-bandwidth bound

@@ -27,6 +27,7 @@ KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major 
   c.out = elem_type(out);
   c.b_major = b_major == Major::k ? kernels::sm90::BMajor::k : kernels::sm90::BMajor::n;
   c.cluster_m = d.design.cluster_m;
+  c.epilogue = d.design.epilogue == Epilogue::tma_store ? 1 : 0;
   return c;
 }
 
@@ -53,6 +54,7 @@ std::string instantiation_text(const KernelConfig& c) {
   s += ", .out = " + ns + "ElemType::" + elem_name(c.out);
   s += ", .b_major = " + ns + (c.b_major == kernels::sm90::BMajor::k ? "BMajor::k" : "BMajor::n");
   s += ", .cluster_m = " + std::to_string(c.cluster_m);
+  s += ", .epilogue = " + std::to_string(c.epilogue);
   s += "}>";
   return s;
 }

@@ -66,6 +66,15 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
     }
     store_map(m, &params.map_b);
   }
+  if (c.epilogue == 1) {  // out (rows, N), N contiguous; a box is one 64 x 64 slab chunk
+    const uint64_t out_esize = size_of(p.out->dtype);
+    const uint64_t dims[2] = {at_least_one(p.n), at_least_one(p.rows)};
+    const uint64_t strides[1] = {static_cast<uint64_t>(p.out_row_stride) * out_esize};
+    const uint32_t box[2] = {64, 64};
+    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, tma_type(p.out->dtype), 2, p.out->data, dims,
+                                                               strides, box, CU_TENSOR_MAP_SWIZZLE_128B));
+    store_map(m, &params.map_out);
+  }
   params.out = p.out->data;
   params.out_row_stride = p.out_row_stride;
   params.offsets = p.offsets;

@@ -13,6 +13,8 @@ void register_sm90_operators(Registry& registry) {
   for (const Sm90Design& d : sm90_designs()) {
     for (DType ab : {DType::bf16, DType::fp16}) {
       for (DType out : {DType::bf16, DType::fp16, DType::fp32}) {
+        // The TMA epilogue stages 16-bit results; fp32 outputs keep the direct store.
+        if (d.design.epilogue == Epilogue::tma_store && out == DType::fp32) continue;
         Status s = registry.add(std::make_shared<GroupedGemmOperator>(d, ab, out));
         GEMMOPS_ASSERT(s.is_ok(), "built-in sm90 operator names are unique");
       }

@@ -1,0 +1,34 @@
+// kernels/ptx/tma_store.cuh: bulk tensor stores shared -> global (bulk groups), the async-proxy
+// fence they need, and named barriers for one warpgroup
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cuda/std/cstdint>
+
+namespace gemmops::kernels::ptx {
+
+/// Makes this thread's ordinary shared-memory stores visible to the async proxy (TMA reads next).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/// Stores the box at `smem_src` to the tensor of `map` at (c0, c1); clipped at the tensor's bounds.
+__device__ __forceinline__ void tma_store_2d(const void* map, const void* smem_src, int c0, int c1) {
+  const auto src = static_cast<::cuda::std::uint32_t>(__cvta_generic_to_shared(smem_src));
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(map),
+               "r"(c0), "r"(c1), "r"(src)
+               : "memory");
+}
+
+__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/// Waits until the committed stores have read their shared memory (it may be overwritten).
+__device__ __forceinline__ void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+/// Waits until the committed stores are complete in global memory.
+__device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
+/// A barrier for the `threads` threads that use barrier `id` (1..15; 0 is __syncthreads').
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+}  // namespace gemmops::kernels::ptx

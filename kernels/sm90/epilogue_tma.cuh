@@ -1,0 +1,67 @@
+// kernels/sm90/epilogue_tma.cuh: the store of one consumer warpgroup's accumulators through shared
+// memory and TMA bulk stores, which run on while the warpgroup starts its next tile's main loop.
+// A slab whose 64 rows run past the group's end would overwrite the next group's rows (TMA clips
+// only at the tensor's bounds), so such slabs take the masked direct store instead.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cuda/std/cstdint>
+
+#include "ptx/tma_store.cuh"
+#include "ptx/warp.cuh"
+#include "sm90/config.cuh"
+#include "sm90/epilogue.cuh"
+#include "sm90/params.cuh"
+
+namespace gemmops::kernels::sm90 {
+
+template <ElemType kOut>
+struct TmaStoreEpilogue {
+  static_assert(kOut != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");
+  static constexpr int kBoxBytes = 64 * 128;  // 64 rows x 64 columns of 16-bit, 128B-swizzled
+
+  /// `staging`: this warpgroup's (TILE_N / 64) boxes, 1024-byte aligned.
+  template <int kTileN>
+  __device__ __forceinline__ static void store(const float (&d)[kTileN / 2], const GroupedGemmParams& p,
+                                               ::cuda::std::uint8_t* staging, int consumer, int row0, int row_end,
+                                               int col0) {
+    if (row0 + 64 > row_end) {
+      StoreEpilogue<kOut>::template store<kTileN>(d, p.out, p.out_row_stride, row0, row_end, col0, p.n);
+      return;
+    }
+    const int t = threadIdx.x % 128;
+    const int barrier = 1 + consumer;  // named barrier of this warpgroup (0 is __syncthreads')
+    // The previous tile's stores must have read the staging boxes before they are overwritten.
+    if (t == 0) ptx::tma_store_wait_read();
+    ptx::named_barrier_sync(barrier, 128);
+    const int r = (t / 32) * 16 + (t % 32) / 4;  // row in the slab (and r + 8)
+#pragma unroll
+    for (int j = 0; j < kTileN / 8; ++j) {
+      const int box = j / 8, chunk = j % 8;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int rr = r + 8 * half;
+        // The 128-byte swizzle TMA expects: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8).
+        const int offset = box * kBoxBytes + rr * 128 + ((chunk ^ (rr & 7)) * 16) + (t % 4) * 4;
+        const float v0 = d[4 * j + 2 * half], v1 = d[4 * j + 2 * half + 1];
+        *reinterpret_cast<::cuda::std::uint32_t*>(staging + offset) =
+            kOut == ElemType::bf16 ? ptx::pack_bf16x2(v0, v1) : ptx::pack_f16x2(v0, v1);
+      }
+    }
+    ptx::fence_proxy_async_shared();
+    ptx::named_barrier_sync(barrier, 128);
+    if (t == 0) {
+#pragma unroll
+      for (int box = 0; box < kTileN / 64; ++box)
+        ptx::tma_store_2d(&p.map_out, staging + box * kBoxBytes, col0 + 64 * box, row0);
+      ptx::tma_store_commit();
+    }
+  }
+
+  /// Before the CTA exits: the last stores must be complete.
+  __device__ __forceinline__ static void finish() {
+    if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all();
+  }
+};
+
+}  // namespace gemmops::kernels::sm90
