@@ -66,12 +66,7 @@ Status prepare(const DriverApi& api, CUfunction fn, unsigned smem, bool non_port
 
 }  // namespace
 
-Status launch(const DriverApi& api, CUfunction fn, const LaunchConfig& config, void** kernel_params) {
-  if (fn == nullptr) return invalid_argument("launch: function must not be null");
-  GEMMOPS_TRY(validate(config));
-  const unsigned cluster_size = config.cluster[0] * config.cluster[1] * config.cluster[2];
-  GEMMOPS_TRY(prepare(api, fn, config.smem_bytes, cluster_size > kPortableClusterSize));
-
+CUlaunchConfig to_driver_config(const LaunchConfig& config, CUlaunchAttribute* cluster_attr) {
   CUlaunchConfig lc{};
   lc.gridDimX = config.grid[0];
   lc.gridDimY = config.grid[1];
@@ -81,15 +76,30 @@ Status launch(const DriverApi& api, CUfunction fn, const LaunchConfig& config, v
   lc.blockDimZ = config.block[2];
   lc.sharedMemBytes = config.smem_bytes;
   lc.hStream = config.stream;
-  CUlaunchAttribute attrs[1] = {};
-  if (cluster_size != 1) {
-    attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attrs[0].value.clusterDim.x = config.cluster[0];
-    attrs[0].value.clusterDim.y = config.cluster[1];
-    attrs[0].value.clusterDim.z = config.cluster[2];
-    lc.attrs = attrs;
+  if (config.cluster[0] * config.cluster[1] * config.cluster[2] != 1) {
+    *cluster_attr = CUlaunchAttribute{};
+    cluster_attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster_attr->value.clusterDim.x = config.cluster[0];
+    cluster_attr->value.clusterDim.y = config.cluster[1];
+    cluster_attr->value.clusterDim.z = config.cluster[2];
+    lc.attrs = cluster_attr;
     lc.numAttrs = 1;
   }
+  return lc;
+}
+
+Status prepare_function(const DriverApi& api, CUfunction fn, const LaunchConfig& config) {
+  const unsigned cluster_size = config.cluster[0] * config.cluster[1] * config.cluster[2];
+  return prepare(api, fn, config.smem_bytes, cluster_size > kPortableClusterSize);
+}
+
+Status launch(const DriverApi& api, CUfunction fn, const LaunchConfig& config, void** kernel_params) {
+  if (fn == nullptr) return invalid_argument("launch: function must not be null");
+  GEMMOPS_TRY(validate(config));
+  GEMMOPS_TRY(prepare_function(api, fn, config));
+
+  CUlaunchAttribute cluster_attr{};
+  const CUlaunchConfig lc = to_driver_config(config, &cluster_attr);
   GEMMOPS_CU(api, cuLaunchKernelEx, &lc, fn, kernel_params, nullptr);
   return Status::ok();
 }

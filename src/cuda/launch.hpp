@@ -30,6 +30,14 @@ inline constexpr unsigned kPortableClusterSize = 8;
 /// invalid_argument for a zero extent or a grid that is not a multiple of the cluster; driver_error.
 Status launch(const DriverApi& api, CUfunction fn, const LaunchConfig& config, void** kernel_params);
 
+/// The driver's form of `config`. When the cluster is not 1x1x1 the returned config points at
+/// `*cluster_attr`, which receives the cluster attribute (keep it alive while the config is used).
+CUlaunchConfig to_driver_config(const LaunchConfig& config, CUlaunchAttribute* cluster_attr);
+
+/// What launch() does to `fn` before the first launch of `config`'s shape: raises its dynamic smem
+/// limit above 48 KiB and allows non-portable clusters as needed (once per function, cached).
+Status prepare_function(const DriverApi& api, CUfunction fn, const LaunchConfig& config);
+
 /// Drops what launch() cached about `fn` (called when its module unloads: handles get reused).
 void forget_launch_attributes(CUfunction fn);
 

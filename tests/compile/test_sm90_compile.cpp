@@ -9,17 +9,12 @@
 #include <vector>
 
 #include "gemmops/gemmops.hpp"
-#include "support/print_operator.hpp"
+#include "support/sm90_operators.hpp"
 
 namespace gemmops {
 namespace {
 
-std::vector<OperatorPtr> sm90_operators() {
-  std::vector<OperatorPtr> ops;
-  for (const OperatorPtr& op : default_registry().all())
-    if (op->metadata().provider == "sm90") ops.push_back(op);
-  return ops;
-}
+using testing::sm90_operators;
 
 /// A fake grouped problem the operator's dtypes fit: A (256,128), B (4,128,256) with B's major.
 GroupedGemmArguments fake_grouped(const OperatorMetadata& m, Major b_major) {

@@ -10,20 +10,13 @@
 
 #include "gemmops/gemmops.hpp"
 #include "support/compare.hpp"
-#include "support/print_operator.hpp"
+#include "support/sm90_operators.hpp"
 #include "support/device_problem.hpp"
 #include "support/random_problems.hpp"
 #include "support/reference.hpp"
 
 namespace gemmops::testing {
 namespace {
-
-std::vector<OperatorPtr> sm90_operators() {
-  std::vector<OperatorPtr> ops;
-  for (const OperatorPtr& op : default_registry().all())
-    if (op->metadata().provider == "sm90") ops.push_back(op);
-  return ops;
-}
 
 /// Problems sized around the operator's tile so every edge appears: partial tiles in M and N,
 /// groups of 0 and 1 rows, K not a multiple of 64, trailing rows no group covers.
