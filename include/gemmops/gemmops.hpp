@@ -3,6 +3,7 @@
 #pragma once
 
 #include "gemmops/arguments.hpp"
+#include "gemmops/autotune.hpp"
 #include "gemmops/device.hpp"
 #include "gemmops/dtype.hpp"
 #include "gemmops/metadata.hpp"

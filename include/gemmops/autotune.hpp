@@ -1,0 +1,38 @@
+// include/gemmops/autotune.hpp: order operators by measured time instead of the heuristic's estimate
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "gemmops/operator.hpp"
+
+namespace gemmops {
+
+struct AutotuneOptions {
+  int warmup = 3;       ///< untimed runs first (the first also loads the kernel)
+  int iterations = 10;  ///< timed runs; the median counts
+  Stream stream = nullptr;
+};
+
+/// One candidate's outcome: its median run time, or why it could not be timed.
+struct Timing {
+  OperatorPtr op;
+  double median_us = 0;
+  Status status;
+};
+
+/// Times one operator on `args` with `artifact`: microseconds per run. The default times CUDA
+/// tensors with events on options.stream (synchronising with it) and host tensors with a clock.
+using RunTimer =
+    std::function<Result<double>(const Operator& op, const Arguments& args, const Artifact& artifact,
+                                 const AutotuneOptions& options)>;
+
+/// Compiles and times every candidate that supports `args` (they need data: each run overwrites
+/// out, so pass scratch outputs of the real shapes), and returns them fastest first, then the ones
+/// that failed with their Status, in candidate order. Synchronises the stream; not graph-safe.
+/// Choose once per shape and keep the result: get_operators() stays the cheap, stable order.
+std::vector<Timing> autotune(const Arguments& args, const std::vector<OperatorPtr>& candidates,
+                             const AutotuneOptions& options = {}, const RunTimer& timer = {});
+
+}  // namespace gemmops

@@ -1,0 +1,74 @@
+// src/registry/autotune.cpp: compile, warm up, time each candidate, order by the median
+// SPDX-License-Identifier: Apache-2.0
+#include "gemmops/autotune.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "gemmops/device.hpp"
+
+namespace gemmops {
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+Result<double> time_runs(const Operator& op, const Arguments& args, const Artifact& artifact,
+                         const AutotuneOptions& o) {
+  const bool on_gpu = operand_a(args).device.is_cuda();
+  const int ordinal = operand_a(args).device.index;
+  for (int i = 0; i < o.warmup; ++i) GEMMOPS_TRY(op.run(args, artifact, o.stream));
+  std::vector<double> us;
+  if (on_gpu) {
+    GEMMOPS_ASSIGN_OR_RETURN(EventTimer timer, EventTimer::create(ordinal));
+    for (int i = 0; i < o.iterations; ++i) {
+      GEMMOPS_TRY(timer.start(o.stream));
+      GEMMOPS_TRY(op.run(args, artifact, o.stream));
+      GEMMOPS_TRY(timer.stop(o.stream));
+      GEMMOPS_ASSIGN_OR_RETURN(float ms, timer.elapsed_ms());
+      us.push_back(double(ms) * 1e3);
+    }
+  } else {
+    for (int i = 0; i < o.iterations; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      GEMMOPS_TRY(op.run(args, artifact, o.stream));
+      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  return median(std::move(us));
+}
+
+}  // namespace
+
+std::vector<Timing> autotune(const Arguments& args, const std::vector<OperatorPtr>& candidates,
+                             const AutotuneOptions& options, const RunTimer& timer) {
+  AutotuneOptions o = options;
+  o.iterations = std::max(1, o.iterations);
+  o.warmup = std::max(0, o.warmup);
+  std::vector<Timing> timed, failed;
+  for (const OperatorPtr& op : candidates) {
+    if (!op) continue;
+    Timing t{op, 0, op->supports(args)};
+    if (t.status) {
+      auto artifact = op->compile(args);
+      if (!artifact) {
+        t.status = artifact.status();
+      } else {
+        auto us = timer ? timer(*op, args, *artifact, o) : time_runs(*op, args, *artifact, o);
+        if (us) t.median_us = *us;
+        t.status = us.status();
+      }
+    }
+    (t.status ? timed : failed).push_back(std::move(t));
+  }
+  // Stable: equal times keep the candidates' order (the heuristic's, when it came from get_operators).
+  std::stable_sort(timed.begin(), timed.end(), [](const Timing& a, const Timing& b) { return a.median_us < b.median_us; });
+  timed.insert(timed.end(), failed.begin(), failed.end());
+  return timed;
+}
+
+}  // namespace gemmops
