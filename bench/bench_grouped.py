@@ -3,8 +3,11 @@
 # the same total shape), measured in one process on one GPU. A benchmark, not a test.
 #
 #   python3 bench/bench_grouped.py [--shapes moe_shapes.csv] [--dists uniform,zipf] [--csv out.csv]
-#                                  [--markdown BENCHMARKS.md] [--limit N] [--filter TEXT]
+#                                  [--markdown BENCHMARKS.md] [--limit N] [--filter TEXT] [--form fwd|wgrad]
 #
+# --form fwd (default) times the forward, M-grouped: out (TotalM,N) = A (TotalM,K) @ B[g] (K,N).
+# --form wgrad times the weight gradient of the same layer, K-grouped: dB[g] (K,N) = A_g^T @ dOut_g,
+# with A^T (K,TotalM) M-major and dOut (TotalM,N) N-major, as autograd hands them over.
 # Each timing is the median of graph replays, with L2 scrubbed before every replay.
 import argparse
 import csv
@@ -119,6 +122,46 @@ def bench_one(timer, shape, dist, gen, check=True):
     }
 
 
+def bench_one_wgrad(timer, shape, dist, gen, check=True):
+    model, scenario, G, M, N, K, bound = shape
+    sizes = group_sizes(M, G, dist, gen)
+    X = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    dY = torch.randn(M, N, device="cuda", dtype=torch.bfloat16)
+    offsets = torch.tensor(sizes, dtype=torch.int64).cumsum(0).to(torch.int32).cuda()
+    out = torch.empty(G, K, N, device="cuda", dtype=torch.bfloat16)
+
+    args = ops.GroupedGemmArguments(X.t(), dY, out, accumulator_type=torch.float32, offsets=offsets)
+    op = ops.get_operators(args)[0]
+    artifact = op.compile(args)
+    t_ops = timer.graph_median_us(lambda: op.run(args, compiled_artifact=artifact))
+    try:
+        t_torch = timer.graph_median_us(lambda: torch._grouped_mm(X.t(), dY, offs=offsets, out_dtype=torch.bfloat16))
+    except RuntimeError as e:  # said in the row, not hidden
+        print(f"  torch._grouped_mm refused: {str(e).splitlines()[0][:120]}")
+        t_torch = float("nan")
+    t_dense = timer.graph_median_us(lambda: torch.mm(X.t(), dY))
+
+    err = float("nan")
+    if check and not math.isnan(t_torch):
+        ref = torch._grouped_mm(X.t(), dY, offs=offsets, out_dtype=torch.bfloat16).float()
+        err = ((out.float() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+    flops = 2.0 * M * N * K
+    bytes_moved = M * K * 2 + M * N * 2 + G * K * N * 2  # both activations read once, every dB written
+    return {
+        "model": model, "scenario": scenario + " wgrad", "dist": dist, "G": G, "TotalM": M, "N": N, "K": K,
+        "bound": bound, "operator": op.name, "gemmops_us": t_ops, "torch_us": t_torch, "dense_us": t_dense,
+        "gemmops_tflops": flops / t_ops / 1e6, "torch_tflops": flops / t_torch / 1e6, "dense_tflops": flops / t_dense / 1e6,
+        "gemmops_tbps": bytes_moved / t_ops / 1e6, "speedup_vs_torch": t_torch / t_ops,
+        "frac_of_dense": t_dense / t_ops, "rel_err": err,
+        "repro": f"python3 bench/bench_grouped.py --form wgrad --filter '{model}' --dists {dist}",
+    }
+
+
+def geometric_mean(values):
+    values = [v for v in values if not math.isnan(v)]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--shapes", help="moe_shapes.csv (model,scenario,proj,G,TotalM,N,K,bound)")
@@ -127,7 +170,9 @@ def main():
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--csv")
     ap.add_argument("--markdown")
+    ap.add_argument("--form", choices=["fwd", "wgrad"], default="fwd")
     a = ap.parse_args()
+    run_one = bench_one if a.form == "fwd" else bench_one_wgrad
     status = ops.utils.device.device_or_env_supports("90a")
     if not status:
         print(f"skipping: {status.error}")
@@ -145,7 +190,7 @@ def main():
     for shape in shapes:
         for dist in a.dists.split(","):
             try:
-                r = bench_one(timer, shape, dist, gen)
+                r = run_one(timer, shape, dist, gen)
             except Exception as e:  # a row that fails is reported, the rest still run
                 print(f"{shape[0]:<16}{shape[1][:33]:<34}{dist:<8} FAILED: {e}")
                 continue
@@ -155,7 +200,7 @@ def main():
                   f"{r['gemmops_us']:>8.1f}{r['torch_us']:>9.1f}{r['dense_us']:>9.1f}{r['gemmops_tflops']:>8.0f}"
                   f"{r['speedup_vs_torch']:>8.2f}{r['frac_of_dense']:>9.2f}{r['gemmops_tbps']:>6.2f} {r['rel_err']:.1e}", flush=True)
     if rows:
-        geo = math.exp(sum(math.log(r["speedup_vs_torch"]) for r in rows) / len(rows))
+        geo = geometric_mean([r["speedup_vs_torch"] for r in rows])
         slower = sum(1 for r in rows if r["speedup_vs_torch"] < 1.0)
         print(f"geometric-mean speed-up vs torch._grouped_mm: {geo:.3f}x over {len(rows)} rows; slower rows: {slower}")
     return 0
@@ -172,7 +217,7 @@ def write_outputs(a, rows, device):
 
 
 def write_markdown(path, rows, device):
-    geo = math.exp(sum(math.log(r["speedup_vs_torch"]) for r in rows) / len(rows))
+    geo = geometric_mean([r["speedup_vs_torch"] for r in rows])
     with open(path, "w") as f:
         f.write(f"# Benchmarks\n\nbf16 in/out, fp32 accumulate, B K-major; {device}; torch {torch.__version__}; "
                 "medians of 30 CUDA-graph replays with L2 scrubbed before each. Generated by bench/bench_grouped.py.\n\n")

@@ -13,6 +13,10 @@ namespace gemmops::kernels::sm90 {
 
 enum class ElemType : int { bf16 = 0, fp16 = 1, fp32 = 2 };
 enum class BMajor : int { k = 0, n = 1 };
+enum class AMajor : int { k = 0, m = 1 };
+/// Which dimension the offsets split: the rows of A and out (M-grouped, dense, batched) or K
+/// (K-grouped: out holds one (M, N) result per group, stacked by rows).
+enum class GroupAxis : int { m = 0, k = 1 };
 
 /// One instantiation of the kernel; the host writes it with named fields, e.g.
 /// KernelConfig{.tile_m = 128, .tile_n = 256, .stages = 4, .consumers = 2, ...}.
@@ -24,7 +28,9 @@ struct KernelConfig {
   int consumers = 2;         // consumer warpgroups
   ElemType ab = ElemType::bf16;
   ElemType out = ElemType::bf16;
+  AMajor a_major = AMajor::k;
   BMajor b_major = BMajor::k;
+  GroupAxis group_axis = GroupAxis::m;
   int cluster_m = 1;         // CTAs of a cluster along M; they share (multicast) each B tile
   int epilogue = 0;          // 0: direct 16-byte stores; 1: staged in shared memory, TMA bulk stores
 

@@ -15,6 +15,7 @@
 #include "sm90/config.cuh"
 #include "sm90/epilogue.cuh"
 #include "sm90/epilogue_tma.cuh"
+#include "sm90/k_tail.cuh"
 #include "sm90/mma.cuh"
 #include "sm90/params.cuh"
 #include "sm90/tile_scheduler.cuh"
@@ -29,7 +30,7 @@ using ::cuda::std::uintptr_t;
 /// The shared-memory carve-up of one CTA.
 template <KernelConfig C>
 struct SharedStorage {
-  uint8_t* a;        // (STAGES, TILE_M, TILE_K) 16-bit, 128B-swizzled rows
+  uint8_t* a;        // (STAGES, TILE_M, TILE_K) K-major or (STAGES, TILE_M/64, TILE_K, 64) M-major, 16-bit
   uint8_t* b;        // (STAGES, TILE_N, TILE_K) K-major, or (STAGES, TILE_N/64, TILE_K, 64) N-major
   uint8_t* epi;      // (CONSUMERS, TILE_N/64, 64, 64) staging of the TMA epilogue (empty otherwise)
   uint64_t* full;    // (STAGES,) TMA bytes landed
@@ -50,27 +51,41 @@ struct SharedStorage {
 
 // ---------------------------------------------------------------- producer (one warp)
 template <KernelConfig C>
+using Tiles = TileIterator<C.unit_m(), C.tile_n, C.cluster_m, C.group_axis>;
+
+__device__ __forceinline__ int k_blocks_of(const TileCoord& tc) { return (tc.k_end - tc.k_begin + 63) / 64; }
+
+template <KernelConfig C>
 __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank) {
-  const int k_blocks = (p.k + C.tile_k - 1) / C.tile_k;
   int stage = 0;
   uint32_t phase = 0;
-  for (TileIterator<C.unit_m(), C.tile_n, C.cluster_m> it(p, s.table); it.valid(); it.advance()) {
+  for (Tiles<C> it(p, s.table); it.valid(); it.advance()) {
     const TileCoord tc = it.current();
-    const int row0 = tc.row0 + static_cast<int>(rank) * C.tile_m;
+    const int a_row0 = tc.a_row0 + static_cast<int>(rank) * C.tile_m;
+    // B's group coordinate: K-grouped B is one (K, N) matrix.
+    const int b_group = C.group_axis == GroupAxis::m ? tc.group : 0;
+    const int k_blocks = k_blocks_of(tc);
     for (int kb = 0; kb < k_blocks; ++kb) {
       ptx::mbarrier_wait(&s.empty[stage], phase ^ 1);
       uint64_t* bar = &s.full[stage];
       ptx::mbarrier_arrive_expect_tx(bar, C.stage_bytes());
-      const int k0 = kb * C.tile_k;
-      ptx::tma_load_2d(s.a + stage * C.a_stage_bytes(), &p.map_a, k0, row0, bar);
+      const int k0 = tc.k_begin + kb * C.tile_k;
+      uint8_t* a_dst = s.a + stage * C.a_stage_bytes();
+      if constexpr (C.a_major == AMajor::k) {
+        ptx::tma_load_2d(a_dst, &p.map_a, k0, a_row0, bar);
+      } else {
+#pragma unroll
+        for (int j = 0; j < C.tile_m / 64; ++j)  // one 64-row M atom per box
+          ptx::tma_load_2d(a_dst + j * 64 * C.tile_k * 2, &p.map_a, a_row0 + 64 * j, k0, bar);
+      }
       uint8_t* b_dst = s.b + stage * C.b_stage_bytes();
       if constexpr (C.cluster_m == 1) {
         if constexpr (C.b_major == BMajor::k) {
-          ptx::tma_load_3d(b_dst, &p.map_b, k0, tc.col0, tc.group, bar);
+          ptx::tma_load_3d(b_dst, &p.map_b, k0, tc.col0, b_group, bar);
         } else {
 #pragma unroll
           for (int j = 0; j < C.tile_n / 64; ++j)  // one 64-wide N atom per box
-            ptx::tma_load_3d(b_dst + j * 64 * C.tile_k * 2, &p.map_b, tc.col0 + 64 * j, k0, tc.group, bar);
+            ptx::tma_load_3d(b_dst + j * 64 * C.tile_k * 2, &p.map_b, tc.col0 + 64 * j, k0, b_group, bar);
         }
       } else {
         // Each CTA loads its share of the B tile and multicasts it to the whole cluster, which
@@ -78,11 +93,11 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
         constexpr ::cuda::std::uint16_t kMask = (1u << C.cluster_m) - 1;
         if constexpr (C.b_major == BMajor::k) {
           const int r0 = static_cast<int>(rank) * C.b_rows_per_cta();
-          ptx::tma_load_3d_multicast(b_dst + r0 * C.tile_k * 2, &p.map_b, k0, tc.col0 + r0, tc.group, bar, kMask);
+          ptx::tma_load_3d_multicast(b_dst + r0 * C.tile_k * 2, &p.map_b, k0, tc.col0 + r0, b_group, bar, kMask);
         } else {
 #pragma unroll
           for (int j = static_cast<int>(rank); j < C.tile_n / 64; j += C.cluster_m)
-            ptx::tma_load_3d_multicast(b_dst + j * 64 * C.tile_k * 2, &p.map_b, tc.col0 + 64 * j, k0, tc.group, bar,
+            ptx::tma_load_3d_multicast(b_dst + j * 64 * C.tile_k * 2, &p.map_b, tc.col0 + 64 * j, k0, b_group, bar,
                                        kMask);
         }
       }
@@ -95,10 +110,23 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
 }
 
 // ---------------------------------------------------------------- consumers (warpgroups 1..)
+/// All consumer threads clear k >= `valid` of the stage's A and B tiles, then make the writes
+/// visible to the MMA (async proxy) before any warpgroup issues it.
+template <KernelConfig C>
+__device__ __forceinline__ void clear_k_tail(SharedStorage<C>& s, int stage, int valid) {
+  constexpr int kThreads = 128 * C.consumers;
+  constexpr int kBarrier = 1 + C.consumers;  // after the TMA epilogue's per-warpgroup barriers
+  const int t = static_cast<int>(threadIdx.x) - 128;
+  zero_k_tail<C.a_major == AMajor::k>(s.a + stage * C.a_stage_bytes(), C.tile_m, valid, t, kThreads);
+  zero_k_tail<C.b_major == BMajor::k>(s.b + stage * C.b_stage_bytes(), C.tile_n, valid, t, kThreads);
+  ptx::fence_proxy_async_shared();
+  ptx::named_barrier_sync(kBarrier, kThreads);
+}
+
 template <KernelConfig C>
 __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorage<C>& s, int consumer, uint32_t rank) {
+  constexpr int kTransA = C.a_major == AMajor::m ? 1 : 0;
   constexpr int kTransB = C.b_major == BMajor::n ? 1 : 0;
-  const int k_blocks = (p.k + C.tile_k - 1) / C.tile_k;
   float acc[C.tile_n / 2];  // (64, TILE_N) fp32 fragment of this warpgroup
   int stage = 0;
   uint32_t phase = 0;
@@ -112,29 +140,37 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       for (int c = 0; c < C.cluster_m; ++c) ptx::mbarrier_arrive_cluster(ptx::map_to_rank(&s.empty[st], c));
     }
   };
-  for (TileIterator<C.unit_m(), C.tile_n, C.cluster_m> it(p, s.table); it.valid(); it.advance()) {
+  for (Tiles<C> it(p, s.table); it.valid(); it.advance()) {
     const TileCoord tc = it.current();
     const int row0 = tc.row0 + static_cast<int>(rank) * C.tile_m;
-    if (k_blocks == 0) {
+    const int k_blocks = k_blocks_of(tc);
+    if (k_blocks == 0) {  // an empty K range (K-grouped) or K = 0: the result is zeros
 #pragma unroll
       for (int i = 0; i < C.tile_n / 2; ++i) acc[i] = 0.f;
     }
     int prev_stage = -1;
     for (int kb = 0; kb < k_blocks; ++kb) {
       ptx::mbarrier_wait(&s.full[stage], phase);
+      if constexpr (C.group_axis == GroupAxis::k) {
+        const int valid = tc.k_end - (tc.k_begin + kb * C.tile_k);
+        if (valid < C.tile_k) clear_k_tail<C>(s, stage, valid);
+      }
+      // Either major, this warpgroup's 64 rows of A are one contiguous 8 KiB atom of the stage.
       const uint8_t* a_tile = s.a + stage * C.a_stage_bytes() + consumer * 64 * C.tile_k * 2;
       const uint8_t* b_tile = s.b + stage * C.b_stage_bytes();
-      const uint64_t desc_a = ptx::make_smem_desc_sw128(a_tile, 16, 1024);
+      const uint64_t desc_a = kTransA ? ptx::make_smem_desc_sw128(a_tile, 64 * C.tile_k * 2, 1024)
+                                      : ptx::make_smem_desc_sw128(a_tile, 16, 1024);
       const uint64_t desc_b = kTransB ? ptx::make_smem_desc_sw128(b_tile, 64 * C.tile_k * 2, 1024)
                                       : ptx::make_smem_desc_sw128(b_tile, 16, 1024);
       ptx::fence_registers(acc);
       ptx::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < C.tile_k / 16; ++kk) {
-        // K-major: 16 elements = 32 bytes along the swizzled row; N-major: 16 k-rows of 128 bytes.
+        // K-major: 16 elements = 32 bytes along the swizzled row; MN-major: 16 k-rows of 128 bytes.
+        const uint32_t a_step = kTransA ? kk * 16 * 128 : kk * 32;
         const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * 32;
-        mma_k16<C.tile_n, C.ab, kTransB>(acc, ptx::desc_advance(desc_a, kk * 32), ptx::desc_advance(desc_b, b_step),
-                                         (kb > 0 || kk > 0) ? 1 : 0);
+        mma_k16<C.tile_n, C.ab, kTransA, kTransB>(acc, ptx::desc_advance(desc_a, a_step),
+                                                  ptx::desc_advance(desc_b, b_step), (kb > 0 || kk > 0) ? 1 : 0);
       }
       ptx::wgmma_commit();
       ptx::fence_registers(acc);
@@ -169,6 +205,7 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   static_assert(C.cluster_m == 1 || C.cluster_m == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(C.epilogue == 0 || C.out != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");
   static_assert(C.b_major == BMajor::k || (C.tile_n / 64) % C.cluster_m == 0, "N-major B splits into whole atoms");
+  static_assert(C.a_major == AMajor::k || C.tile_m % 64 == 0, "M-major A loads whole 64-row atoms");
   extern __shared__ uint8_t smem_raw[];
   SharedStorage<C> s(smem_raw, p.groups);
 
@@ -183,7 +220,7 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
     }
     ptx::fence_barrier_init();
   }
-  build_scheduler_table<C.unit_m(), C.tile_n>(p, s.table);
+  build_scheduler_table<C.unit_m(), C.tile_n, C.group_axis>(p, s.table);
   __syncthreads();
   const uint32_t rank = C.cluster_m > 1 ? ptx::cluster_ctarank() : 0;
   // The peer's barriers must be initialised before its multicasts or arrivals can reach them.

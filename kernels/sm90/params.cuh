@@ -21,21 +21,24 @@ struct alignas(64) TensorMap {
 };
 
 /// Everything the kernel reads at run time. One compiled kernel serves every problem size.
-/// Groups: rows of A and out are split into `groups` consecutive ranges. With `offsets` (device
-/// int32, exclusive end rows) the ranges are read on the device; without (nullptr), group g covers
-/// rows [g * rows_per_group, (g + 1) * rows_per_group) (dense and batched GEMM).
+/// M-grouped (GroupAxis::m): rows of A and out are split into `groups` consecutive ranges. With
+/// `offsets` (device int32, exclusive end rows) the ranges are read on the device; without
+/// (nullptr), group g covers rows [g * rows_per_group, (g + 1) * rows_per_group) (dense, batched).
+/// K-grouped (GroupAxis::k): `offsets` split K; A is (rows, K), B (K, N), and group g's result
+/// (rows, N) sits at rows [g * rows, (g + 1) * rows) of out.
 struct GroupedGemmParams {
-  TensorMap map_a;           // A (rows, K), K-major: dims {K, rows}
-  TensorMap map_b;           // B: K-major dims {K, N, G}; N-major dims {N, K, G}
-  TensorMap map_out;         // out (rows, N) dims {N, rows}; used by the TMA epilogue only
-  void* out;                 // out (rows, N), N contiguous
+  TensorMap map_a;           // A (rows, K): K-major dims {K, rows}; M-major dims {rows, K}
+  TensorMap map_b;           // B: K-major dims {K, N, G}; N-major dims {N, K, G} (G = 1 if K-grouped)
+  TensorMap map_out;         // out (out rows, N) dims {N, out rows}; used by the TMA epilogue only
+  void* out;                 // out (out rows, N), N contiguous
   int64_t out_row_stride;    // elements
   const int32_t* offsets;    // (groups,) or nullptr
   int32_t groups;
-  int32_t rows;              // rows of A and out (TotalM); rows past the last group stay untouched
+  int32_t rows;              // rows of A (M-grouped: TotalM; rows past the last group stay untouched)
   int32_t rows_per_group;    // used when offsets == nullptr
   int32_t n;
   int32_t k;
+  int32_t raster_band;       // scheduler units of M walked together before moving along N (>= 1)
 };
 
 }  // namespace gemmops::kernels::sm90

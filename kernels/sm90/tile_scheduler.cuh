@@ -1,20 +1,25 @@
 // kernels/sm90/tile_scheduler.cuh: persistent tile scheduler over the groups of a grouped GEMM.
-// Tiles of all groups are numbered consecutively (group by group, N fastest inside a group), so
-// empty groups own no tile and skewed groups cost only their own tiles. Offsets are read on the
-// device once per CTA, so no host synchronisation is needed.
+// Tiles of all groups are numbered consecutively, group by group, so empty groups own no tile
+// (M-grouped) and skewed groups cost only their own tiles. Inside a group, tiles go in bands of a
+// few M units across all of N, so the tiles running at once share their A rows and B columns in
+// L2. Offsets are read on the device once per CTA: no host synchronisation is needed.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "sm90/config.cuh"
 #include "sm90/params.cuh"
 
 namespace gemmops::kernels::sm90 {
 
-/// The tile a CTA works on: its group, first row, end row of the group, and first column.
+/// The tile a CTA works on.
 struct TileCoord {
   int group;
-  int row0;      // first row of the tile (global row of A / out)
-  int row_end;   // exclusive end row of the group: rows >= row_end are never stored
-  int col0;
+  int row0;      // first row of out (M-grouped: also of A)
+  int row_end;   // exclusive end row of the group in out: rows >= row_end are never stored
+  int col0;      // first column of out and B
+  int a_row0;    // first row of A
+  int k_begin;   // the K range summed: [k_begin, k_end) (all of K unless K-grouped)
+  int k_end;
 };
 
 /// Per-group table in shared memory, built by the whole CTA before the roles split.
@@ -24,33 +29,27 @@ struct SchedulerTable {
   int* row_end;    // (G,)
 };
 
-/// Group g's rows, clamped so that malformed offsets (decreasing, negative or past `rows`) can
-/// never address memory outside A or out: such a group just becomes shorter or empty.
-__device__ __forceinline__ void group_rows(const GroupedGemmParams& p, int g, int prev_end, int* start, int* end) {
-  int e = p.offsets != nullptr ? p.offsets[g] : (g + 1) * p.rows_per_group;
-  e = e < prev_end ? prev_end : e;
-  e = e > p.rows ? p.rows : e;
-  *start = prev_end;
-  *end = e;
-}
-
-/// Fills the table; all threads of the CTA must call it, followed by __syncthreads().
-template <int kTileM, int kTileN>
+/// Fills the table; all threads of the CTA must call it, followed by __syncthreads(). The ranges are
+/// rows (M-grouped) or K (K-grouped), where every group has the same tiles: its (rows, N) result.
+template <int kTileM, int kTileN, GroupAxis kAxis>
 __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable t) {
   const int n_tiles = (p.n + kTileN - 1) / kTileN;
+  const int limit = kAxis == GroupAxis::m ? p.rows : p.k;
+  const int k_grouped_tiles = ((p.rows + kTileM - 1) / kTileM) * n_tiles;
   // Warp 0 walks the groups in chunks of 32 with a warp-wide inclusive scan; G is at most a few
   // thousand, so this is a few microseconds of one warp at kernel start.
   if (threadIdx.x < 32) {
     const int lane = threadIdx.x;
     int carry_tiles = 0;
-    int carry_rows = 0;  // end row of the previous chunk's last group
+    int carry_rows = 0;  // end of the previous chunk's last group
     for (int base = 0; base < p.groups; base += 32) {
       const int g = base + lane;
       // A group's end needs the previous group's clamped end: read both raw ends and clamp
-      // after a max-scan, which is what sequential clamping computes.
+      // after a max-scan, which is what sequential clamping computes. Malformed offsets
+      // (decreasing, negative, past the end) only make groups shorter or empty.
       int raw_end = 0;
       if (g < p.groups) raw_end = p.offsets != nullptr ? p.offsets[g] : (g + 1) * p.rows_per_group;
-      raw_end = raw_end > p.rows ? p.rows : raw_end;
+      raw_end = raw_end > limit ? limit : raw_end;
       int end = raw_end < carry_rows ? carry_rows : raw_end;
 #pragma unroll
       for (int d = 1; d < 32; d <<= 1) {  // running max = sequential clamp against previous ends
@@ -60,7 +59,8 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
       int start = __shfl_up_sync(0xffffffffu, end, 1);
       if (lane == 0) start = carry_rows;
       if (g >= p.groups) end = start;
-      int tiles = ((end - start + kTileM - 1) / kTileM) * n_tiles;
+      int tiles = kAxis == GroupAxis::m ? ((end - start + kTileM - 1) / kTileM) * n_tiles : k_grouped_tiles;
+      if (g >= p.groups) tiles = 0;
 #pragma unroll
       for (int d = 1; d < 32; d <<= 1) {
         int other = __shfl_up_sync(0xffffffffu, tiles, d);
@@ -81,18 +81,22 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
 /// Walks this CTA's scheduler units: cluster c of C takes units c, c + C, ... (kTileM is the unit's
 /// height: the rows of all CTAs of a cluster). Units come in increasing order, so the group cursor
 /// only moves forward. Every CTA of a cluster walks the same units.
-template <int kTileM, int kTileN, int kClusterM = 1>
+template <int kTileM, int kTileN, int kClusterM, GroupAxis kAxis>
 struct TileIterator {
   SchedulerTable table;
   int groups;
+  int rows;
+  int k;
   int n_tiles;
+  int band;
   int total_tiles;
   int tile;
   int group = 0;
 
   __device__ TileIterator(const GroupedGemmParams& p, SchedulerTable t)
-      : table(t), groups(p.groups), n_tiles((p.n + kTileN - 1) / kTileN),
-        total_tiles(p.groups > 0 ? t.tile_end[p.groups - 1] : 0), tile(blockIdx.x / kClusterM) {}
+      : table(t), groups(p.groups), rows(p.rows), k(p.k), n_tiles((p.n + kTileN - 1) / kTileN),
+        band(p.raster_band > 0 ? p.raster_band : 1), total_tiles(p.groups > 0 ? t.tile_end[p.groups - 1] : 0),
+        tile(blockIdx.x / kClusterM) {}
 
   __device__ bool valid() const { return tile < total_tiles; }
 
@@ -100,9 +104,21 @@ struct TileIterator {
     while (table.tile_end[group] <= tile) ++group;
     const int first = group > 0 ? table.tile_end[group - 1] : 0;
     const int local = tile - first;
-    const int m_blk = local / n_tiles;
-    const int n_blk = local - m_blk * n_tiles;
-    return {group, table.row_start[group] + m_blk * kTileM, table.row_end[group], n_blk * kTileN};
+    // Band b holds `band` M units (fewer in the group's last band) across all N tiles, M fastest.
+    const int m_units = (table.tile_end[group] - first) / n_tiles;
+    const int b = local / (band * n_tiles);
+    const int in_band = local - b * band * n_tiles;
+    const int band_rows = m_units - b * band < band ? m_units - b * band : band;
+    const int n_blk = in_band / band_rows;
+    const int m_blk = b * band + (in_band - n_blk * band_rows);
+    if constexpr (kAxis == GroupAxis::m) {
+      const int row0 = table.row_start[group] + m_blk * kTileM;
+      return {group, row0, table.row_end[group], n_blk * kTileN, row0, 0, k};
+    } else {
+      const int a_row0 = m_blk * kTileM;
+      return {group, group * rows + a_row0, (group + 1) * rows, n_blk * kTileN, a_row0, table.row_start[group],
+              table.row_end[group]};
+    }
   }
 
   __device__ void advance() { tile += gridDim.x / kClusterM; }

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "core/env.hpp"
+#include "core/log.hpp"
 #include "jit/kernel_sources.hpp"
 #include "jit/nvrtc_api.hpp"
 
@@ -101,6 +102,7 @@ Result<CompiledKernel> compile_uncached(const CompileRequest& req, const CacheKe
   nvrtcResult r = api->nvrtcCompileProgram(p.prog, static_cast<int>(argv.size()), argv.data());
   CompiledKernel k;
   k.log = program_log(*api, p.prog);
+  if (!k.log.empty()) detail::log(req.kernel_name + ": nvrtc log:\n" + k.log);  // ptxas warnings, e.g. C7518
   if (r != NVRTC_SUCCESS)
     return compile_failed(req.kernel_name + ": nvrtc " + api->version() + " failed for sm_" + key.target + " (" +
                           api->nvrtcGetErrorString(r) + "):\n" + k.log);

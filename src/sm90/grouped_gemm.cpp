@@ -22,13 +22,13 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   m.design = d.design;
   m.name = make_operator_name(m.target, "grouped_gemm", ab, out, DType::fp32, d.design);
   auto& c = m.constraints;
-  c.kinds = {OperationKind::grouped_m, OperationKind::gemm, OperationKind::batched_gemm};
+  c.kinds = {OperationKind::grouped_m, OperationKind::gemm, OperationKind::batched_gemm, OperationKind::grouped_k};
   c.a_dtypes = {ab};
   c.b_dtypes = {ab};
   c.out_dtypes = {out};
   c.accumulator_dtypes = {DType::fp32};
   c.a_b_same_dtype = true;
-  c.a_majors = {Major::k};
+  c.a_majors = {Major::k, Major::mn};
   c.b_majors = {Major::k, Major::mn};
   c.out_row_major = true;
   c.alignment_bytes = 16;  // TMA: base addresses and strides in multiples of 16 bytes
@@ -43,14 +43,40 @@ struct Sm90Artifact final : ArtifactImpl {
   std::unique_ptr<cuda::LazyModule> module;
 };
 
+// One artifact serves every size of one layout: the kernel is compiled for A's and B's majors and
+// for the grouped dimension.
+Status check_artifact_fits(const KernelConfig& compiled, const KernelConfig& wanted) {
+  using kernels::sm90::AMajor;
+  using kernels::sm90::BMajor;
+  using kernels::sm90::GroupAxis;
+  auto a = [](AMajor m) { return m == AMajor::k ? "k-major" : "mn-major"; };
+  auto b = [](BMajor m) { return m == BMajor::k ? "k-major" : "mn-major"; };
+  auto g = [](GroupAxis x) { return x == GroupAxis::m ? "groups along M" : "groups along K"; };
+  const char* again = " (compile again for these arguments)";
+  if (compiled.a_major != wanted.a_major)
+    return invalid_argument(std::string("compiled_artifact: compiled for A ") + a(compiled.a_major) + "; got A " +
+                            a(wanted.a_major) + again);
+  if (compiled.b_major != wanted.b_major)
+    return invalid_argument(std::string("compiled_artifact: compiled for B ") + b(compiled.b_major) + "; got B " +
+                            b(wanted.b_major) + again);
+  if (compiled.group_axis != wanted.group_axis)
+    return invalid_argument(std::string("compiled_artifact: compiled for ") + g(compiled.group_axis) + "; got " +
+                            g(wanted.group_axis) + again);
+  return Status::ok();
+}
+
 }  // namespace
+
+KernelConfig GroupedGemmOperator::config_for(const KernelProblem& p) const {
+  return make_kernel_config(design_, ab_, out_, p.a_major, p.b_major, p.kind == OperationKind::grouped_k);
+}
 
 GroupedGemmOperator::GroupedGemmOperator(const Sm90Design& design, DType ab, DType out)
     : Operator(make_metadata(design, ab, out)), design_(design), ab_(ab), out_(out) {}
 
 Status GroupedGemmOperator::supports_extra(const Arguments& args, const Target&) const {
   GEMMOPS_ASSIGN_OR_RETURN(KernelProblem p, map_problem(args));
-  const KernelConfig c = make_kernel_config(design_, ab_, out_, p.b_major);
+  const KernelConfig c = config_for(p);
   const int64_t max_groups = (kSm90SmemBudget - c.smem_bytes(0)) / KernelConfig::scheduler_bytes(1);
   if (p.groups > max_groups)
     return unsupported("B: design " + design_.design.to_string() + " schedules at most " + std::to_string(max_groups) +
@@ -61,7 +87,7 @@ Status GroupedGemmOperator::supports_extra(const Arguments& args, const Target&)
 Result<Artifact> GroupedGemmOperator::do_compile(const Arguments& args) const {
   GEMMOPS_ASSIGN_OR_RETURN(KernelProblem p, map_problem(args));
   auto impl = std::make_shared<Sm90Artifact>();
-  impl->config = make_kernel_config(design_, ab_, out_, p.b_major);
+  impl->config = config_for(p);
   jit::CompileRequest req;
   req.kernel_name = name();
   req.source = "#include \"sm90/grouped_gemm.cuh\"\n";
@@ -70,17 +96,14 @@ Result<Artifact> GroupedGemmOperator::do_compile(const Arguments& args) const {
   GEMMOPS_ASSIGN_OR_RETURN(impl->compiled, jit::compile_cached(req));
   impl->module = std::make_unique<cuda::LazyModule>(impl->compiled->cubin);
   std::string description = req.name_expressions[0] + " (cubin from " + impl->compiled->origin + ")";
+  if (!impl->compiled->log.empty()) description += "; nvrtc log: " + impl->compiled->log;
   return Artifact(name(), std::move(impl), std::move(description));
 }
 
 Status GroupedGemmOperator::do_run(const Arguments& args, const Artifact& artifact, Stream stream, Workspace) const {
   GEMMOPS_ASSIGN_OR_RETURN(KernelProblem p, map_problem(args));
   const auto* impl = artifact.get<Sm90Artifact>();
-  const auto wanted = make_kernel_config(design_, ab_, out_, p.b_major);
-  if (impl->config.b_major != wanted.b_major)
-    return invalid_argument(std::string("compiled_artifact: compiled for B ") +
-                            (impl->config.b_major == kernels::sm90::BMajor::k ? "k-major" : "mn-major") +
-                            "; got B " + std::string(gemmops::name(p.b_major)) + " (compile again for these arguments)");
+  GEMMOPS_TRY(check_artifact_fits(impl->config, config_for(p)));
   return launch_grouped(p, impl->config, *impl->module, impl->compiled->lowered_names[0], stream);
 }
 

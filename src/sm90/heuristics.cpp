@@ -11,6 +11,9 @@ namespace {
 constexpr double kSms = 132;
 constexpr double kPeakFlops = 784e12;     // dense bf16 measured on an H200
 constexpr double kBandwidth = 4.0e12;     // bytes/s, copy bandwidth measured there
+// What a direct (register) store of a tile costs the main loop, as a bandwidth per SM share: about
+// 3.5 us per 128x256 bf16 tile on the H200 (CLI sweeps over K = 768 ... 7168).
+constexpr double kStoreBandwidth = 2.5e12;
 constexpr double kLaunchUs = 4.0;
 
 // Fraction of peak a tile shape sustains in its main loop (wider tiles reuse more per byte).
@@ -18,10 +21,12 @@ double mainloop_efficiency(const Design& d) {
   // A 2-CTA cluster shares B through multicast: less L2 traffic per FLOP (H200, DeepSeek-V3 up
   // 16384x4096x7168: 1167 us against 1361 us for one CTA). The wide tile edges out the narrow
   // one at equal waves; the narrow one wins where it quantises into fewer waves (the seed problem).
-  // The TMA epilogue gives one of the stages to its staging slabs: a little less latency hiding.
+  // The TMA epilogue gives one of the stages to its staging slabs: at 3 stages the main loop runs
+  // about 10% slower than at 4 (same sweeps).
   if (d.tile_m >= 128 && d.cluster_m > 1) {
     const double e = d.tile_n >= 256 ? 0.9 : 0.88;
-    return d.epilogue == Epilogue::tma_store ? e - 0.03 : e;
+    if (d.epilogue != Epilogue::tma_store) return e;
+    return d.stages <= 3 ? 0.9 * e : e - 0.03;
   }
   if (d.tile_m >= 128 && d.tile_n >= 256) return 0.85;
   if (d.tile_m >= 128) return 0.75;
@@ -34,24 +39,34 @@ double mainloop_efficiency(const Design& d) {
 double estimate_time_us(const KernelProblem& p, const Sm90Design& d) {
   const Design& t = d.design;
   const double groups = std::max<double>(1, double(p.groups));
-  const double rows_per_group = double(p.rows) / groups;
+  const bool k_grouped = p.kind == OperationKind::grouped_k;
+  // M-grouped: each group owns its rows; K-grouped: each group owns a (rows, N) result and K / G.
+  const double rows_per_group = k_grouped ? double(p.rows) : double(p.rows) / groups;
+  const double k_per_tile = k_grouped ? double(p.k) / groups : double(p.k);
   // Clusters take whole units of cluster_m tiles of one group: odd tile counts waste a tile.
   const double unit_m = double(t.tile_m) * t.cluster_m;
   const double m_tiles = groups * std::ceil(rows_per_group / unit_m) * t.cluster_m;
   const double n_tiles = std::ceil(double(p.n) / t.tile_n);
   const double tiles = m_tiles * n_tiles;
   const double waves = std::ceil(tiles / (std::floor(kSms / t.cluster_m) * t.cluster_m));
-  const double tile_us = 2.0 * t.tile_m * t.tile_n * double(p.k) / (kPeakFlops / kSms * mainloop_efficiency(t)) * 1e6;
-  // Storing a tile from registers stalls the main loop for its bytes at the SM's share of the
-  // write bandwidth; the TMA epilogue overlaps most of that with the next tile.
-  const double store_us = double(t.tile_m) * t.tile_n * 2.0 / (kBandwidth / kSms) * 1e6;
+  // A K-grouped group's last k-block is partial, but costs a whole one.
+  const double k_blocks = k_grouped ? std::ceil(k_per_tile / t.tile_k) + 0.5 : std::ceil(k_per_tile / t.tile_k);
+  const double tile_us =
+      2.0 * t.tile_m * t.tile_n * k_blocks * t.tile_k / (kPeakFlops / kSms * mainloop_efficiency(t)) * 1e6;
+  // Storing a tile from registers stalls the main loop for its bytes; the TMA epilogue overlaps
+  // most of that with the next tile.
+  const double out_esize = double(size_of(p.out->dtype));
+  const double store_us = double(t.tile_m) * t.tile_n * out_esize / (kStoreBandwidth / kSms) * 1e6;
   const double epilogue_us = t.epilogue == Epilogue::tma_store ? 0.25 * store_us : store_us;
   const double compute_us = waves * (tile_us + epilogue_us);
-  // Each group's B is read once per M tile of the group; A once per N tile (mostly from L2).
+  // M-grouped: each group's B is read once per M unit of the group, A once (mostly from L2).
+  // K-grouped: A and B are read once per N tile and M unit of their group respectively.
   const double esize = 2.0;
-  const double b_bytes = double(p.k) * double(p.n) * esize * m_tiles / t.cluster_m;
+  const double out_rows = double(p.out_rows);
+  const double b_bytes = k_grouped ? double(p.k) * double(p.n) * esize * std::ceil(rows_per_group / unit_m)
+                                   : double(p.k) * double(p.n) * esize * m_tiles / t.cluster_m;
   const double a_bytes = double(p.rows) * double(p.k) * esize;
-  const double out_bytes = double(p.rows) * double(p.n) * esize;
+  const double out_bytes = out_rows * double(p.n) * out_esize;
   const double memory_us = (a_bytes + b_bytes + out_bytes) / kBandwidth * 1e6;
   return kLaunchUs + std::max(compute_us, memory_us);
 }

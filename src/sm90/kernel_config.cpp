@@ -16,7 +16,8 @@ kernels::sm90::ElemType elem_type(DType t) {
   GEMMOPS_ASSERT(false, "sm90 kernels take bf16, fp16 or fp32 only; supports() refuses the rest");
 }
 
-KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major b_major) {
+KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major a_major, Major b_major,
+                                bool k_grouped) {
   KernelConfig c;
   c.tile_m = d.design.tile_m;
   c.tile_n = d.design.tile_n;
@@ -25,7 +26,9 @@ KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major 
   c.consumers = d.consumers;
   c.ab = elem_type(ab);
   c.out = elem_type(out);
+  c.a_major = a_major == Major::k ? kernels::sm90::AMajor::k : kernels::sm90::AMajor::m;
   c.b_major = b_major == Major::k ? kernels::sm90::BMajor::k : kernels::sm90::BMajor::n;
+  c.group_axis = k_grouped ? kernels::sm90::GroupAxis::k : kernels::sm90::GroupAxis::m;
   c.cluster_m = d.design.cluster_m;
   c.epilogue = d.design.epilogue == Epilogue::tma_store ? 1 : 0;
   return c;
@@ -52,7 +55,9 @@ std::string instantiation_text(const KernelConfig& c) {
   s += ", .consumers = " + std::to_string(c.consumers);
   s += ", .ab = " + ns + "ElemType::" + elem_name(c.ab);
   s += ", .out = " + ns + "ElemType::" + elem_name(c.out);
+  s += ", .a_major = " + ns + (c.a_major == kernels::sm90::AMajor::k ? "AMajor::k" : "AMajor::m");
   s += ", .b_major = " + ns + (c.b_major == kernels::sm90::BMajor::k ? "BMajor::k" : "BMajor::n");
+  s += ", .group_axis = " + ns + (c.group_axis == kernels::sm90::GroupAxis::m ? "GroupAxis::m" : "GroupAxis::k");
   s += ", .cluster_m = " + std::to_string(c.cluster_m);
   s += ", .epilogue = " + std::to_string(c.epilogue);
   s += "}>";

@@ -17,7 +17,9 @@ using kernels::sm90::KernelConfig;
 /// The kernel's element type for a (bf16, fp16, fp32) dtype.
 kernels::sm90::ElemType elem_type(DType t);
 
-KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major b_major);
+/// The kernel for `d` on operands of these types and majors; `k_grouped` for the K-grouped form.
+KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major a_major, Major b_major,
+                                bool k_grouped);
 
 /// "gemmops::kernels::sm90::grouped_gemm_kernel<gemmops::kernels::sm90::KernelConfig{.tile_m = 128, ...}>"
 std::string instantiation_text(const KernelConfig& c);

@@ -24,14 +24,50 @@ Status b_strides(const TensorDesc& b, KernelProblem* p) {
   return Status::ok();
 }
 
-Status a_and_out_rows(const TensorDesc& a, const TensorDesc& out, KernelProblem* p) {
-  const int ra = a.rank(), ro = out.rank();
-  if (a.strides[ra - 1] != 1 && p->k > 1)
-    return unsupported("A: sm90 kernels need A K-major (stride 1 along K); got strides " + a.describe());
+// A (rows, K): K-major (K contiguous) or M-major (rows contiguous). A dimension of extent 1 never
+// steps, so its stride says nothing about the layout.
+Status a_layout(const TensorDesc& a, KernelProblem* p) {
+  const int r = a.rank();
+  const int64_t s_row = a.strides[r - 2], s_k = a.strides[r - 1], rows = a.shape[r - 2];
+  if ((s_k == 1 || p->k == 1) && !(s_row == 1 && rows > 1)) {
+    p->a_major = Major::k;
+    p->a_stride = s_row;
+  } else if (s_row == 1 || rows == 1) {
+    p->a_major = Major::mn;
+    p->a_stride = s_k;
+  } else {
+    return unsupported("A: sm90 kernels need A K-major or M-major (stride 1 along K or M); got " + a.describe());
+  }
+  return Status::ok();
+}
+
+Status out_rows(const TensorDesc& out, KernelProblem* p) {
+  const int ro = out.rank();
   if (out.strides[ro - 1] != 1 && p->n > 1)
     return unsupported("out: sm90 kernels need out row-major (stride 1 along N); got " + out.describe());
-  p->a_row_stride = a.strides[ra - 2];
   p->out_row_stride = out.strides[ro - 2];
+  return Status::ok();
+}
+
+// K-grouped: the kernel stores group g's (M, N) result at rows [g * M, (g + 1) * M) of one matrix.
+Status k_grouped_out(const TensorDesc& out, KernelProblem* p) {
+  const int64_t M = out.shape[1];
+  if (M == 1) p->out_row_stride = out.strides[0];  // one row per group: groups are the rows
+  if (out.shape[0] > 1 && M > 1 && out.strides[0] != M * out.strides[1])
+    return unsupported("out: K-grouped sm90 kernels need the groups' results stacked by rows (stride[0] == M * "
+                       "stride[1]); got " + out.describe());
+  p->out_rows = out.shape[0] * M;
+  return Status::ok();
+}
+
+// Batched with M = 1: the batches are the rows of the one matrix the kernel walks.
+Status single_row_batches(KernelProblem* p) {
+  p->out_row_stride = p->out->strides[0];
+  if (p->a_major == Major::k) {
+    p->a_stride = p->a->strides[0];
+  } else if (p->a->strides[0] != 1 && p->groups > 1) {
+    return unsupported("A: batched sm90 kernels with M = 1 need A's batches or K contiguous; got " + p->a->describe());
+  }
   return Status::ok();
 }
 
@@ -47,8 +83,13 @@ Result<KernelProblem> map_problem(const Arguments& args) {
   p.n = shape.n;
   p.k = shape.k;
   switch (shape.kind) {
-    case OperationKind::grouped_k:
-      return unsupported("grouped_gemm_k: the K-grouped form has no sm90 kernel yet; the cpu operator serves it");
+    case OperationKind::grouped_k: {
+      const auto& g = std::get<GroupedGemmArguments>(args);
+      p.groups = shape.groups;
+      p.rows = shape.m;
+      p.offsets = static_cast<const int32_t*>(g.offsets.data);
+      break;
+    }
     case OperationKind::gemm:
       p.groups = 1;
       p.rows = shape.m;
@@ -72,12 +113,16 @@ Result<KernelProblem> map_problem(const Arguments& args) {
       break;
     }
   }
-  GEMMOPS_TRY(a_and_out_rows(*p.a, *p.out, &p));
+  GEMMOPS_TRY(a_layout(*p.a, &p));
+  GEMMOPS_TRY(out_rows(*p.out, &p));
+  p.out_rows = p.rows;
+  if (p.kind == OperationKind::grouped_k) GEMMOPS_TRY(k_grouped_out(*p.out, &p));
+  if (p.kind == OperationKind::batched_gemm && p.rows_per_group == 1) GEMMOPS_TRY(single_row_batches(&p));
   GEMMOPS_TRY(b_strides(*p.b, &p));
   constexpr int64_t kInt32Max = 2147483647;
-  if (p.rows >= kInt32Max || p.n >= kInt32Max || p.k >= kInt32Max || p.groups >= kInt32Max)
-    return unsupported("A/B: sm90 kernels index rows, N and K with 32-bit integers; got rows " +
-                       std::to_string(p.rows) + ", N " + std::to_string(p.n) + ", K " + std::to_string(p.k));
+  if (p.out_rows >= kInt32Max || p.n >= kInt32Max || p.k >= kInt32Max || p.groups >= kInt32Max)
+    return unsupported("out: sm90 kernels index rows, N and K with 32-bit integers; got rows " +
+                       std::to_string(p.out_rows) + ", N " + std::to_string(p.n) + ", K " + std::to_string(p.k));
   return p;
 }
 

@@ -9,7 +9,8 @@
 
 namespace gemmops::sm90 {
 
-/// Dense GEMM is one group, batched GEMM L groups of M rows, grouped_m G groups from the offsets.
+/// Dense GEMM is one group, batched GEMM L groups of M rows, grouped_m G groups from the offsets;
+/// grouped_k splits K by the offsets, and out holds its G (M, N) results stacked by rows.
 struct KernelProblem {
   OperationKind kind = OperationKind::grouped_m;
   const TensorDesc* a = nullptr;
@@ -17,14 +18,16 @@ struct KernelProblem {
   const TensorDesc* out = nullptr;
   const int32_t* offsets = nullptr;  // device offsets, or nullptr for uniform groups
   int64_t groups = 1, rows = 0, rows_per_group = 0, n = 0, k = 0;
-  int64_t a_row_stride = 0;    // elements between rows of A (K-major: K contiguous)
+  int64_t out_rows = 0;        // rows of out seen as one matrix (grouped_k: G * M, else rows)
+  Major a_major = Major::k;    // k: K contiguous; mn: the rows (M) contiguous
+  int64_t a_stride = 0;        // elements between rows of A (K-major) or between its K columns (M-major)
   int64_t out_row_stride = 0;  // elements between rows of out (N contiguous)
   Major b_major = Major::k;
   int64_t b_group_stride = 0, b_k_stride = 0, b_n_stride = 0;  // elements
 };
 
-/// Maps valid `args`; unsupported when the kernel cannot serve them (A not K-major, B neither K-
-/// nor N-major, out not row-major, batched operands whose rows do not stack, the K-grouped form).
+/// Maps valid `args`; unsupported when the kernel cannot serve them (A neither K- nor M-major, B
+/// neither K- nor N-major, out not row-major, batched or K-grouped outputs whose rows do not stack).
 Result<KernelProblem> map_problem(const Arguments& args);
 
 }  // namespace gemmops::sm90

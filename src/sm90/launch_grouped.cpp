@@ -3,6 +3,7 @@
 #include "sm90/launch_grouped.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "cuda/context.hpp"
@@ -30,6 +31,21 @@ void store_map(const CUtensorMap& m, TensorMap* dst) {
 // Extents a tensor map may not have as zero: a K of 0 still needs one (never loaded) column.
 uint64_t at_least_one(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 1; }
 
+// A tensor map's stride in bytes; the stride of a dimension of extent 1 is never stepped, so any
+// legal value (a multiple of 16) will do.
+uint64_t stride_bytes(int64_t stride, int64_t extent, uint64_t esize) {
+  return extent > 1 ? static_cast<uint64_t>(stride) * esize : 16;
+}
+
+// Scheduler units of M walked together across N: about square footprints of the tiles that run at
+// once, so they share A rows and B columns in L2 (a whole wave of one row of units would stream
+// all of a wide B from DRAM for every M unit).
+int raster_band(const KernelConfig& c, int64_t concurrent_units) {
+  const double unit_cols = double(c.tile_n), unit_rows = double(c.unit_m());
+  const int band = static_cast<int>(std::lround(std::sqrt(double(concurrent_units) * unit_cols / unit_rows)));
+  return std::max(1, band);
+}
+
 }  // namespace
 
 Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, const KernelConfig& c) {
@@ -37,39 +53,41 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   kernels::sm90::GroupedGemmParams params{};
   const uint64_t esize = size_of(p.a->dtype);
   const CUtensorMapDataType type = tma_type(p.a->dtype);
-  {  // A (rows, K), K contiguous; a box is (TILE_K, TILE_M)
-    const uint64_t dims[2] = {at_least_one(p.k), at_least_one(p.rows)};
-    const uint64_t strides[1] = {static_cast<uint64_t>(p.a_row_stride) * esize};
-    const uint32_t box[2] = {static_cast<uint32_t>(c.tile_k), static_cast<uint32_t>(c.tile_m)};
+  {  // A (rows, K): K-major boxes are (TILE_K, TILE_M); M-major boxes one 64-row M atom (64, TILE_K)
+    const bool k_major = c.a_major == kernels::sm90::AMajor::k;
+    const uint64_t dims[2] = {at_least_one(k_major ? p.k : p.rows), at_least_one(k_major ? p.rows : p.k)};
+    const uint64_t strides[1] = {stride_bytes(p.a_stride, k_major ? p.rows : p.k, esize)};
+    const uint32_t box[2] = {static_cast<uint32_t>(k_major ? c.tile_k : 64),
+                             static_cast<uint32_t>(k_major ? c.tile_m : c.tile_k)};
     GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, type, 2, p.a->data, dims, strides, box,
                                                                CU_TENSOR_MAP_SWIZZLE_128B));
     store_map(m, &params.map_a);
   }
-  {  // B as (G, K, N): K-major boxes are (TILE_K, TILE_N, 1); N-major boxes one 64-wide N atom
-    const uint64_t g_stride = static_cast<uint64_t>(std::max<int64_t>(p.b_group_stride, 1)) * esize;
-    // A single group's stride is never stepped; any legal value (a multiple of 16) will do.
-    const uint64_t g_stride_legal = p.groups > 1 ? g_stride : 16;
+  {  // B as (G, K, N): K-major boxes are (TILE_K, TILE_N, 1); N-major boxes one 64-wide N atom.
+    // The K-grouped form's B is one (K, N) matrix: G = 1.
+    const int64_t b_groups = p.kind == OperationKind::grouped_k ? 1 : p.groups;
+    const uint64_t g_stride_legal = stride_bytes(p.b_group_stride, b_groups, esize);
     CUtensorMap m;
     if (c.b_major == BMajor::k) {
-      const uint64_t dims[3] = {at_least_one(p.k), at_least_one(p.n), at_least_one(p.groups)};
-      const uint64_t strides[2] = {static_cast<uint64_t>(p.b_n_stride) * esize, g_stride_legal};
+      const uint64_t dims[3] = {at_least_one(p.k), at_least_one(p.n), at_least_one(b_groups)};
+      const uint64_t strides[2] = {stride_bytes(p.b_n_stride, p.n, esize), g_stride_legal};
       // With a cluster each CTA loads (and multicasts) its share of the tile's rows.
       const uint32_t box[3] = {static_cast<uint32_t>(c.tile_k), static_cast<uint32_t>(c.b_rows_per_cta()), 1};
       GEMMOPS_ASSIGN_OR_RETURN(m, cuda::encode_tiled(*api, type, 3, p.b->data, dims, strides, box,
                                                      CU_TENSOR_MAP_SWIZZLE_128B));
     } else {
-      const uint64_t dims[3] = {at_least_one(p.n), at_least_one(p.k), at_least_one(p.groups)};
-      const uint64_t strides[2] = {static_cast<uint64_t>(p.b_k_stride) * esize, g_stride_legal};
+      const uint64_t dims[3] = {at_least_one(p.n), at_least_one(p.k), at_least_one(b_groups)};
+      const uint64_t strides[2] = {stride_bytes(p.b_k_stride, p.k, esize), g_stride_legal};
       const uint32_t box[3] = {64, static_cast<uint32_t>(c.tile_k), 1};
       GEMMOPS_ASSIGN_OR_RETURN(m, cuda::encode_tiled(*api, type, 3, p.b->data, dims, strides, box,
                                                      CU_TENSOR_MAP_SWIZZLE_128B));
     }
     store_map(m, &params.map_b);
   }
-  if (c.epilogue == 1) {  // out (rows, N), N contiguous; a box is one 64 x 64 slab chunk
+  if (c.epilogue == 1) {  // out (out rows, N), N contiguous; a box is one 64 x 64 slab chunk
     const uint64_t out_esize = size_of(p.out->dtype);
-    const uint64_t dims[2] = {at_least_one(p.n), at_least_one(p.rows)};
-    const uint64_t strides[1] = {static_cast<uint64_t>(p.out_row_stride) * out_esize};
+    const uint64_t dims[2] = {at_least_one(p.n), at_least_one(p.out_rows)};
+    const uint64_t strides[1] = {stride_bytes(p.out_row_stride, p.out_rows, out_esize)};
     const uint32_t box[2] = {64, 64};
     GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, tma_type(p.out->dtype), 2, p.out->data, dims,
                                                                strides, box, CU_TENSOR_MAP_SWIZZLE_128B));
@@ -83,6 +101,7 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   params.rows_per_group = static_cast<int32_t>(p.rows_per_group);
   params.n = static_cast<int32_t>(p.n);
   params.k = static_cast<int32_t>(p.k);
+  params.raster_band = 1;
   return params;
 }
 
@@ -105,7 +124,10 @@ Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda:
   // exact count needs the offsets (on the device), so bound it: every group adds at most one
   // partial unit. A unit is one tile per CTA of a cluster.
   const int64_t n_tiles = (p.n + c.tile_n - 1) / c.tile_n;
-  const int64_t m_units_bound = (p.rows + c.unit_m() - 1) / c.unit_m() + (p.offsets != nullptr ? p.groups : 0);
+  const int64_t m_units_of_rows = (p.rows + c.unit_m() - 1) / c.unit_m();
+  const int64_t m_units_bound = p.kind == OperationKind::grouped_k
+                                    ? p.groups * m_units_of_rows
+                                    : m_units_of_rows + (p.offsets != nullptr ? p.groups : 0);
   const int64_t units_bound = std::max<int64_t>(1, m_units_bound * n_tiles);
   cuda::LaunchConfig lc;
   lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
@@ -120,6 +142,7 @@ Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda:
   }
   const int64_t clusters = std::min<int64_t>(resident, units_bound);
   lc.grid[0] = static_cast<unsigned>(clusters * c.cluster_m);
+  params.raster_band = raster_band(c, clusters);
   lc.stream = static_cast<CUstream>(stream);
   void* kernel_args[] = {&params};
   return cuda::launch(*api, fn, lc, kernel_args);

@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,7 +20,8 @@ namespace gemmops::testing {
 namespace {
 
 /// Problems sized around the operator's tile so every edge appears: partial tiles in M and N,
-/// groups of 0 and 1 rows, K not a multiple of 64, trailing rows no group covers.
+/// groups of 0 and 1 rows, K not a multiple of 64, trailing rows no group covers; the K-grouped
+/// form with group K ranges of every length (0, 1, a k-block +- 1) and both majors of A and B.
 std::vector<ProblemSpec> problems_for(const OperatorMetadata& m) {
   const DType ab = m.constraints.a_dtypes.at(0), out = m.constraints.out_dtypes.at(0);
   const int64_t tm = m.design.tile_m, tn = m.design.tile_n;
@@ -42,6 +44,25 @@ std::vector<ProblemSpec> problems_for(const OperatorMetadata& m) {
     s.kind = OperationKind::batched_gemm;
     s.m = tm / 2 + 5, s.n = 96, s.k = 72, s.groups = 5;
     specs.push_back(s);
+    s.kind = OperationKind::grouped_m;  // A M-major
+    s.a_major = Major::mn;
+    s.m = 3 * tm + 8, s.n = tn + 8, s.k = 136, s.groups = 5, s.trailing = 3;  // M-major strides: 16 B
+    specs.push_back(s);
+    s.a_major = Major::k;
+  }
+  for (Major a_major : {Major::mn, Major::k}) {
+    for (Major b_major : {Major::mn, Major::k}) {
+      ProblemSpec s;
+      s.a = s.b = ab;
+      s.out = out;
+      s.kind = OperationKind::grouped_k;
+      s.a_major = a_major, s.b_major = b_major;
+      // Extents are multiples of 8 (strides of 16 bytes); group ends fall anywhere.
+      s.m = 2 * tm + 8, s.n = tn + 40, s.k = 1000, s.groups = 11, s.trailing = 37;  // ragged K ranges
+      specs.push_back(s);
+      s.m = tm - 8, s.n = 2 * tn - 8, s.k = 72, s.groups = 3, s.trailing = 0;  // about one k-block
+      specs.push_back(s);
+    }
   }
   return specs;
 }
@@ -70,6 +91,35 @@ TEST_P(Sm90OperatorTest, matches_the_float64_reference_on_random_problems) {
     const Comparison c = compare(*out, reference_result(host.arguments()), default_tolerance(spec.out, spec.k));
     EXPECT_TRUE(c.ok()) << c.describe();
   }
+}
+
+TEST_P(Sm90OperatorTest, k_grouped_ignores_k_past_each_group_even_nan) {
+  // A group's last k-block reads past its K range; those slices must not contribute, even when
+  // they hold NaN (the K past offsets[G-1] here, which no group covers).
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  const OperatorPtr& op = GetParam();
+  std::mt19937 rng(7);
+  ProblemSpec spec;
+  spec.a = spec.b = op->metadata().constraints.a_dtypes.at(0);
+  spec.out = op->metadata().constraints.out_dtypes.at(0);
+  spec.kind = OperationKind::grouped_k;
+  spec.a_major = spec.b_major = Major::mn;
+  spec.m = 104, spec.n = 136, spec.k = 304, spec.groups = 4, spec.trailing = 45;
+  HostProblem host = make_problem(spec, rng);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int64_t kk = spec.k - spec.trailing; kk < spec.k; ++kk) {
+    for (int64_t r = 0; r < spec.m; ++r) host.A.set(r * spec.k + kk, nan);
+    for (int64_t c = 0; c < spec.n; ++c) host.B.set(kk * spec.n + c, nan);
+  }
+  auto dev = DeviceProblem::upload(host);
+  ASSERT_TRUE(dev) << dev.status().to_string();
+  Status s = op->run(dev->args);
+  ASSERT_TRUE(s) << s.to_string();
+  ASSERT_TRUE(synchronize());
+  auto got = dev->download_out(host.out);
+  ASSERT_TRUE(got);
+  const Comparison c = compare(*got, reference_result(host.arguments()), default_tolerance(spec.out, spec.k));
+  EXPECT_TRUE(c.ok()) << c.describe();
 }
 
 TEST_P(Sm90OperatorTest, checker_rejects_a_result_shifted_by_one_row) {
