@@ -97,6 +97,7 @@ def bench_one(timer, shape, dist, gen, check=True):
 
     args = ops.GroupedGemmArguments(A, B, out, accumulator_type=torch.float32, offsets=offsets)
     op = ops.get_operators(args)[0]
+    sweep_operators(timer, args, shape, dist, "fwd")
     artifact = op.compile(args)
     t_ops = timer.graph_median_us(lambda: op.run(args, compiled_artifact=artifact))
     t_torch = timer.graph_median_us(lambda: torch._grouped_mm(A, B, offs=offsets, out_dtype=torch.bfloat16))
@@ -132,6 +133,7 @@ def bench_one_wgrad(timer, shape, dist, gen, check=True):
 
     args = ops.GroupedGemmArguments(X.t(), dY, out, accumulator_type=torch.float32, offsets=offsets)
     op = ops.get_operators(args)[0]
+    sweep_operators(timer, args, shape, dist, "wgrad")
     artifact = op.compile(args)
     t_ops = timer.graph_median_us(lambda: op.run(args, compiled_artifact=artifact))
     try:
@@ -157,6 +159,21 @@ def bench_one_wgrad(timer, shape, dist, gen, check=True):
     }
 
 
+SWEEP = []  # with --sweep: (form, model, scenario, dist, G, TotalM, N, K, operator, heuristic rank, us)
+
+
+def sweep_operators(timer, args, shape, dist, form):
+    """With --sweep, times every operator get_operators() offers (the data the heuristic is fitted to)."""
+    if SWEEP is None:
+        return
+    model, scenario, G, M, N, K, _ = shape
+    for rank, o in enumerate(ops.get_operators(args)):
+        art = o.compile(args)
+        us = timer.graph_median_us(lambda: o.run(args, compiled_artifact=art), reps=10)
+        SWEEP.append((form, model, scenario, dist, G, M, N, K, o.name, rank, us))
+        print(f"    sweep {o.name:<60} rank {rank} {us:9.1f} us", flush=True)
+
+
 def geometric_mean(values):
     values = [v for v in values if not math.isnan(v)]
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
@@ -171,7 +188,10 @@ def main():
     ap.add_argument("--csv")
     ap.add_argument("--markdown")
     ap.add_argument("--form", choices=["fwd", "wgrad"], default="fwd")
+    ap.add_argument("--sweep", help="also time every candidate operator of every row; CSV of them to this path")
     a = ap.parse_args()
+    global SWEEP
+    SWEEP = [] if a.sweep else None
     run_one = bench_one if a.form == "fwd" else bench_one_wgrad
     status = ops.utils.device.device_or_env_supports("90a")
     if not status:
@@ -195,7 +215,12 @@ def main():
                 print(f"{shape[0]:<16}{shape[1][:33]:<34}{dist:<8} FAILED: {e}")
                 continue
             rows.append(r)
-            write_outputs(a, rows, props.name)  # after every row: a cut-short run still leaves its numbers
+            write_outputs(a, rows, props.name)
+            if a.sweep:
+                with open(a.sweep, "w", newline="") as f:
+                    w = csv.writer(f)
+                    w.writerow(["form", "model", "scenario", "dist", "G", "TotalM", "N", "K", "operator", "rank", "us"])
+                    w.writerows(SWEEP)  # after every row: a cut-short run still leaves its numbers
             print(f"{r['model'][:15]:<16}{r['scenario'][:33]:<34}{dist:<8}{r['G']:>5}{r['TotalM']:>7}{r['N']:>6}{r['K']:>6} "
                   f"{r['gemmops_us']:>8.1f}{r['torch_us']:>9.1f}{r['dense_us']:>9.1f}{r['gemmops_tflops']:>8.0f}"
                   f"{r['speedup_vs_torch']:>8.2f}{r['frac_of_dense']:>9.2f}{r['gemmops_tbps']:>6.2f} {r['rel_err']:.1e}", flush=True)

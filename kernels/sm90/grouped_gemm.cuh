@@ -50,8 +50,15 @@ struct SharedStorage {
 };
 
 // ---------------------------------------------------------------- producer (one warp)
+// A K-major operand is read by TMA along K from 16-byte-aligned starts only (an unaligned start in
+// the contiguous dimension is an illegal instruction), so K-grouped k-blocks then start at a
+// multiple of 8 below the group's first k, and the k before it are cleared like the tail.
 template <KernelConfig C>
-using Tiles = TileIterator<C.unit_m(), C.tile_n, C.cluster_m, C.group_axis>;
+inline constexpr int kKBlockAlign =
+    C.group_axis == GroupAxis::k && (C.a_major == AMajor::k || C.b_major == BMajor::k) ? 8 : 1;
+
+template <KernelConfig C>
+using Tiles = TileIterator<C.unit_m(), C.tile_n, C.cluster_m, C.group_axis, kKBlockAlign<C>>;
 
 __device__ __forceinline__ int k_blocks_of(const TileCoord& tc) { return (tc.k_end - tc.k_begin + 63) / 64; }
 
@@ -110,15 +117,15 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
 }
 
 // ---------------------------------------------------------------- consumers (warpgroups 1..)
-/// All consumer threads clear k >= `valid` of the stage's A and B tiles, then make the writes
-/// visible to the MMA (async proxy) before any warpgroup issues it.
+/// All consumer threads clear k outside [lo, hi) of the stage's A and B tiles, then make the
+/// writes visible to the MMA (async proxy) before any warpgroup issues it.
 template <KernelConfig C>
-__device__ __forceinline__ void clear_k_tail(SharedStorage<C>& s, int stage, int valid) {
+__device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, int lo, int hi) {
   constexpr int kThreads = 128 * C.consumers;
   constexpr int kBarrier = 1 + C.consumers;  // after the TMA epilogue's per-warpgroup barriers
   const int t = static_cast<int>(threadIdx.x) - 128;
-  zero_k_tail<C.a_major == AMajor::k>(s.a + stage * C.a_stage_bytes(), C.tile_m, valid, t, kThreads);
-  zero_k_tail<C.b_major == BMajor::k>(s.b + stage * C.b_stage_bytes(), C.tile_n, valid, t, kThreads);
+  zero_k_outside<C.a_major == AMajor::k>(s.a + stage * C.a_stage_bytes(), C.tile_m, lo, hi, t, kThreads);
+  zero_k_outside<C.b_major == BMajor::k>(s.b + stage * C.b_stage_bytes(), C.tile_n, lo, hi, t, kThreads);
   ptx::fence_proxy_async_shared();
   ptx::named_barrier_sync(kBarrier, kThreads);
 }
@@ -152,8 +159,10 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     for (int kb = 0; kb < k_blocks; ++kb) {
       ptx::mbarrier_wait(&s.full[stage], phase);
       if constexpr (C.group_axis == GroupAxis::k) {
-        const int valid = tc.k_end - (tc.k_begin + kb * C.tile_k);
-        if (valid < C.tile_k) clear_k_tail<C>(s, stage, valid);
+        const int k0 = tc.k_begin + kb * C.tile_k;
+        const int lo = tc.k_first > k0 ? tc.k_first - k0 : 0;
+        const int hi = tc.k_end - k0 < C.tile_k ? tc.k_end - k0 : C.tile_k;
+        if (lo > 0 || hi < C.tile_k) clear_k_outside<C>(s, stage, lo, hi);
       }
       // Either major, this warpgroup's 64 rows of A are one contiguous 8 KiB atom of the stage.
       const uint8_t* a_tile = s.a + stage * C.a_stage_bytes() + consumer * 64 * C.tile_k * 2;

@@ -18,7 +18,8 @@ struct TileCoord {
   int row_end;   // exclusive end row of the group in out: rows >= row_end are never stored
   int col0;      // first column of out and B
   int a_row0;    // first row of A
-  int k_begin;   // the K range summed: [k_begin, k_end) (all of K unless K-grouped)
+  int k_begin;   // first k of the first k-block (K-grouped: up to 7 below k_first, see kKBlockAlign)
+  int k_first;   // the K range summed: [k_first, k_end) (all of K unless K-grouped)
   int k_end;
 };
 
@@ -81,7 +82,7 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
 /// Walks this CTA's scheduler units: cluster c of C takes units c, c + C, ... (kTileM is the unit's
 /// height: the rows of all CTAs of a cluster). Units come in increasing order, so the group cursor
 /// only moves forward. Every CTA of a cluster walks the same units.
-template <int kTileM, int kTileN, int kClusterM, GroupAxis kAxis>
+template <int kTileM, int kTileN, int kClusterM, GroupAxis kAxis, int kKAlign = 1>
 struct TileIterator {
   SchedulerTable table;
   int groups;
@@ -113,11 +114,13 @@ struct TileIterator {
     const int m_blk = b * band + (in_band - n_blk * band_rows);
     if constexpr (kAxis == GroupAxis::m) {
       const int row0 = table.row_start[group] + m_blk * kTileM;
-      return {group, row0, table.row_end[group], n_blk * kTileN, row0, 0, k};
+      return {group, row0, table.row_end[group], n_blk * kTileN, row0, 0, 0, k};
     } else {
       const int a_row0 = m_blk * kTileM;
-      return {group, group * rows + a_row0, (group + 1) * rows, n_blk * kTileN, a_row0, table.row_start[group],
-              table.row_end[group]};
+      const int k_first = table.row_start[group], k_end = table.row_end[group];
+      // An empty range stays empty: no k-block, the result is zeros.
+      const int k_begin = k_end > k_first ? k_first - k_first % kKAlign : k_first;
+      return {group, group * rows + a_row0, (group + 1) * rows, n_blk * kTileN, a_row0, k_begin, k_first, k_end};
     }
   }
 

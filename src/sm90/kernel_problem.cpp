@@ -60,6 +60,19 @@ Status k_grouped_out(const TensorDesc& out, KernelProblem* p) {
   return Status::ok();
 }
 
+// TMA reads a tensor's contiguous dimension from 16-byte-aligned starts only (anything else is an
+// illegal instruction), and an M-major A is read from each group's (or batch's) first row.
+Status m_major_a_starts(const KernelProblem& p) {
+  if (p.kind == OperationKind::grouped_m)
+    return unsupported("A: M-grouped sm90 kernels need A K-major (a group may start at any row, and TMA reads an "
+                       "M-major A only from 16-byte-aligned rows); got A " + p.a->describe());
+  const int64_t align = 16 / static_cast<int64_t>(size_of(p.a->dtype));
+  if (p.kind == OperationKind::batched_gemm && p.groups > 1 && p.rows_per_group % align != 0)
+    return unsupported("A: batched sm90 kernels with A M-major need M a multiple of " + std::to_string(align) +
+                       " (each batch starts a TMA box); got M " + std::to_string(p.rows_per_group));
+  return Status::ok();
+}
+
 // Batched with M = 1: the batches are the rows of the one matrix the kernel walks.
 Status single_row_batches(KernelProblem* p) {
   p->out_row_stride = p->out->strides[0];
@@ -118,6 +131,7 @@ Result<KernelProblem> map_problem(const Arguments& args) {
   p.out_rows = p.rows;
   if (p.kind == OperationKind::grouped_k) GEMMOPS_TRY(k_grouped_out(*p.out, &p));
   if (p.kind == OperationKind::batched_gemm && p.rows_per_group == 1) GEMMOPS_TRY(single_row_batches(&p));
+  if (p.a_major == Major::mn) GEMMOPS_TRY(m_major_a_starts(p));
   GEMMOPS_TRY(b_strides(*p.b, &p));
   constexpr int64_t kInt32Max = 2147483647;
   if (p.out_rows >= kInt32Max || p.n >= kInt32Max || p.k >= kInt32Max || p.groups >= kInt32Max)

@@ -65,9 +65,41 @@ TEST_P(Sm90CompileTest, compiles_for_sm90a_from_fake_tensors) {
     expect_compiles(*op, fake_grouped(op->metadata(), b_major));
   }
   if (majors.size() > 1) {
-    SCOPED_TRACE("A mn-major");
-    expect_compiles(*op, fake_grouped(op->metadata(), Major::k, Major::mn));
+    SCOPED_TRACE("A mn-major (dense)");
+    const OperatorMetadata& m = op->metadata();
+    const Device cuda = Device::cuda(0);
+    const DType ab = m.constraints.a_dtypes.at(0);
+    expect_compiles(*op, GemmArguments{TensorDesc(ab, {256, 128}, {1, 256}, cuda), TensorDesc::contiguous(ab, {128, 256}, cuda),
+                                       TensorDesc::contiguous(m.constraints.out_dtypes.at(0), {256, 256}, cuda),
+                                       DType::fp32});
   }
+}
+
+TEST_P(Sm90CompileTest, refuses_the_m_grouped_form_with_an_m_major_a_and_says_why) {
+  // A group may start at any row; TMA cannot start an M-major box there.
+  const Arguments args = fake_grouped(GetParam()->metadata(), Major::k, Major::mn);
+  const Status s = GetParam()->supports(args);
+  EXPECT_EQ(s.code(), ErrorCode::unsupported) << s.to_string();
+  EXPECT_NE(s.message().find("A: M-grouped sm90 kernels need A K-major"), std::string::npos) << s.message();
+}
+
+TEST(Sm90CompileKMajorK, every_design_compiles_the_k_grouped_form_with_k_major_operands) {
+  // K-major operands make the kernel start K-grouped k-blocks 8-aligned and clear the head.
+  const Device cuda = Device::cuda(0);
+  const int64_t G = 4, M = 256, K = 512, N = 256;
+  const Arguments args = GroupedGemmArguments{TensorDesc::contiguous(DType::bf16, {M, K}, cuda),
+                                              TensorDesc(DType::bf16, {K, N}, {1, K}, cuda),
+                                              TensorDesc::contiguous(DType::bf16, {G, M, N}, cuda), DType::fp32,
+                                              TensorDesc::contiguous(DType::i32, {G}, cuda)};
+  int compiled = 0;
+  for (const OperatorPtr& op : sm90_operators()) {
+    const auto& c = op->metadata().constraints;
+    if (c.a_dtypes[0] != DType::bf16 || c.out_dtypes[0] != DType::bf16) continue;
+    SCOPED_TRACE(op->name());
+    expect_compiles(*op, args);
+    ++compiled;
+  }
+  EXPECT_GE(compiled, 4);
 }
 
 TEST_P(Sm90CompileTest, compiles_the_k_grouped_form_in_the_weight_gradient_layout) {

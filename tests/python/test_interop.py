@@ -18,12 +18,17 @@ def _problem(seed, dtype):
     return A, B, offsets_of(sizes), total_m, N
 
 
+def _jax_on_cpu(x):
+    """A jax array on jax's CPU device (where jax has a GPU too, jnp.asarray would put it there)."""
+    jax = pytest.importorskip("jax")
+    return jax.device_put(x, jax.devices("cpu")[0])
+
+
 def test_jax_cpu_operands_go_to_the_cpu_operator():
-    jnp = pytest.importorskip("jax.numpy")
     A, B, offsets, total_m, N = _problem(0, np.float32)
     out = np.full((total_m, N), SENTINEL, dtype=np.float32)  # jax arrays are immutable: out is numpy
-    args = ops.GroupedGemmArguments(jnp.asarray(A), jnp.asarray(B), out, accumulator_type="float32",
-                                    offsets=jnp.asarray(offsets))
+    args = ops.GroupedGemmArguments(_jax_on_cpu(A), _jax_on_cpu(B), out, accumulator_type="float32",
+                                    offsets=_jax_on_cpu(offsets))
     op = ops.get_operators(args)[0]
     assert op.metadata["provider"] == "cpu"
     op.run(args, compiled_artifact=op.compile(args))
@@ -34,11 +39,10 @@ def test_jax_cpu_operands_go_to_the_cpu_operator():
 
 def test_jax_strides_are_read_not_assumed():
     # jax exports a transposed view as a copy or with strides; either way the values must agree.
-    jnp = pytest.importorskip("jax.numpy")
     A, B, offsets, total_m, N = _problem(1, np.float32)
     out = np.full((total_m, N), SENTINEL, dtype=np.float32)
-    Bj = jnp.asarray(np.ascontiguousarray(B.transpose(0, 2, 1))).transpose(0, 2, 1)
-    args = ops.GroupedGemmArguments(jnp.asarray(A), Bj, out, accumulator_type="float32", offsets=jnp.asarray(offsets))
+    Bj = _jax_on_cpu(np.ascontiguousarray(B.transpose(0, 2, 1))).transpose(0, 2, 1)
+    args = ops.GroupedGemmArguments(_jax_on_cpu(A), Bj, out, accumulator_type="float32", offsets=_jax_on_cpu(offsets))
     op = ops.get_operators(args)[0]
     op.run(args, compiled_artifact=op.compile(args))
     end = int(offsets[-1])
