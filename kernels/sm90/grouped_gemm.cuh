@@ -151,6 +151,10 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     const TileCoord tc = it.current();
     const int row0 = tc.row0 + static_cast<int>(rank) * C.tile_m;
     const int k_blocks = k_blocks_of(tc);
+    // A warpgroup whose 64 rows all lie past the group's end (the last tile of a group, or the
+    // second CTA of a cluster) has nothing to compute or store: it only keeps the pipeline going,
+    // and the tensor cores are the other warpgroup's alone. Uniform across the warpgroup.
+    const bool idle = row0 + consumer * 64 >= tc.row_end;
     if (k_blocks == 0) {  // an empty K range (K-grouped) or K = 0: the result is zeros
 #pragma unroll
       for (int i = 0; i < C.tile_n / 2; ++i) acc[i] = 0.f;
@@ -171,18 +175,20 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
                                       : ptx::make_smem_desc_sw128(a_tile, 16, 1024);
       const uint64_t desc_b = kTransB ? ptx::make_smem_desc_sw128(b_tile, 64 * C.tile_k * 2, 1024)
                                       : ptx::make_smem_desc_sw128(b_tile, 16, 1024);
-      ptx::fence_registers(acc);
-      ptx::wgmma_fence();
+      if (!idle) {
+        ptx::fence_registers(acc);
+        ptx::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < C.tile_k / 16; ++kk) {
-        // K-major: 16 elements = 32 bytes along the swizzled row; MN-major: 16 k-rows of 128 bytes.
-        const uint32_t a_step = kTransA ? kk * 16 * 128 : kk * 32;
-        const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * 32;
-        mma_k16<C.tile_n, C.ab, kTransA, kTransB>(acc, ptx::desc_advance(desc_a, a_step),
-                                                  ptx::desc_advance(desc_b, b_step), (kb > 0 || kk > 0) ? 1 : 0);
+        for (int kk = 0; kk < C.tile_k / 16; ++kk) {
+          // K-major: 16 elements = 32 bytes along the swizzled row; MN-major: 16 k-rows of 128 bytes.
+          const uint32_t a_step = kTransA ? kk * 16 * 128 : kk * 32;
+          const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * 32;
+          mma_k16<C.tile_n, C.ab, kTransA, kTransB>(acc, ptx::desc_advance(desc_a, a_step),
+                                                    ptx::desc_advance(desc_b, b_step), (kb > 0 || kk > 0) ? 1 : 0);
+        }
+        ptx::wgmma_commit();
+        ptx::fence_registers(acc);
       }
-      ptx::wgmma_commit();
-      ptx::fence_registers(acc);
       ptx::wgmma_wait<1>();  // the previous stage's MMAs are done: hand it back to the producer
       if (prev_stage >= 0 && release_lane) release(prev_stage);
       prev_stage = stage;
@@ -194,7 +200,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     ptx::wgmma_wait<0>();
     ptx::fence_registers(acc);
     if (prev_stage >= 0 && release_lane) release(prev_stage);
-    // A CTA whose rows start past its group's end (odd tile count) computed a tile nobody stores.
+    if (idle) continue;
     if constexpr (C.epilogue == 1) {
       TmaStoreEpilogue<C.out>::template store<C.tile_n>(acc, p, s.epi + consumer * 64 * C.tile_n * 2, consumer,
                                                         row0 + consumer * 64, tc.row_end, tc.col0);
