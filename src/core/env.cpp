@@ -52,4 +52,12 @@ int cpu_threads() {
   return hc == 0 ? 1 : static_cast<int>(hc);
 }
 
+std::optional<int> raster_band() {
+  if (auto v = get("GEMMOPS_RASTER_BAND")) {
+    const int n = std::atoi(v->c_str());
+    if (n > 0) return n;
+  }
+  return std::nullopt;
+}
+
 }  // namespace gemmops::env

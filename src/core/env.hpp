@@ -25,5 +25,7 @@ std::optional<std::string> cuda_home();
 std::optional<std::string> nvrtc_library();
 /// GEMMOPS_CPU_THREADS: threads of the CPU provider (default: hardware concurrency).
 int cpu_threads();
+/// GEMMOPS_RASTER_BAND: M units the sm90 tile scheduler walks together (tuning; default: computed).
+std::optional<int> raster_band();
 
 }  // namespace gemmops::env

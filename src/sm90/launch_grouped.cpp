@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/env.hpp"
 #include "cuda/context.hpp"
 #include "cuda/device.hpp"
 #include "cuda/driver_api.hpp"
@@ -142,7 +143,7 @@ Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda:
   }
   const int64_t clusters = std::min<int64_t>(resident, units_bound);
   lc.grid[0] = static_cast<unsigned>(clusters * c.cluster_m);
-  params.raster_band = raster_band(c, clusters);
+  params.raster_band = env::raster_band().value_or(raster_band(c, clusters));
   lc.stream = static_cast<CUstream>(stream);
   void* kernel_args[] = {&params};
   return cuda::launch(*api, fn, lc, kernel_args);
