@@ -83,6 +83,16 @@ TEST_P(Sm90CompileTest, refuses_the_m_grouped_form_with_an_m_major_a_and_says_wh
   EXPECT_NE(s.message().find("A: M-grouped sm90 kernels need A K-major"), std::string::npos) << s.message();
 }
 
+TEST_P(Sm90CompileTest, refuses_a_k_grouped_out_whose_groups_do_not_stack_and_says_why) {
+  GroupedGemmArguments g = fake_grouped_k(GetParam()->metadata());
+  const int64_t G = g.out.shape[0], M = g.out.shape[1], N = g.out.shape[2];
+  g.out = TensorDesc(g.out.dtype, {G, M, N}, {(M + 1) * N, N, 1}, g.out.device);  // a spare row per group
+  const Status s = GetParam()->supports(g);
+  EXPECT_EQ(s.code(), ErrorCode::unsupported) << s.to_string();
+  EXPECT_NE(s.message().find("out: K-grouped sm90 kernels need the groups' results stacked by rows"),
+            std::string::npos) << s.message();
+}
+
 TEST(Sm90CompileKMajorK, every_design_compiles_the_k_grouped_form_with_k_major_operands) {
   // K-major operands make the kernel start K-grouped k-blocks 8-aligned and clear the head.
   const Device cuda = Device::cuda(0);
