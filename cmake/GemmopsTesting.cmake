@@ -21,6 +21,7 @@ function(gemmops_add_test name)
   target_link_libraries(${name} PRIVATE ${T_LIBRARIES} GTest::gtest GTest::gtest_main)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/src)
   gemmops_set_warnings(${name})
+  # A test that hangs (a kernel deadlock) fails after TIMEOUT seconds instead of stalling the run.
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${T_LABELS}" SKIP_REGULAR_EXPRESSION "  SKIPPED ")
+    PROPERTIES LABELS "${T_LABELS}" SKIP_REGULAR_EXPRESSION "  SKIPPED " TIMEOUT 300)
 endfunction()

@@ -17,11 +17,15 @@ enum class AMajor : int { k = 0, m = 1 };
 /// Which dimension the offsets split: the rows of A and out (M-grouped, dense, batched) or K
 /// (K-grouped: out holds one (M, N) result per group, stacked by rows).
 enum class GroupAxis : int { m = 0, k = 1 };
+/// How the consumer warpgroups share the work. Cooperative: all of them work on one tile, 64 rows
+/// each. Ping-pong: each warpgroup owns a whole tile (the CTA's tiles alternate between the two),
+/// so one warpgroup's epilogue runs under the other's main loop.
+enum class KernelSchedule : int { cooperative = 0, pingpong = 1 };
 
 /// One instantiation of the kernel; the host writes it with named fields, e.g.
 /// KernelConfig{.tile_m = 128, .tile_n = 256, .stages = 4, .consumers = 2, ...}.
 struct KernelConfig {
-  int tile_m = 128;          // = 64 * consumers: each consumer warpgroup owns 64 rows
+  int tile_m = 128;          // cooperative: 64 * consumers (64 rows per warpgroup); ping-pong: a warpgroup's tile
   int tile_n = 256;          // 64, 128 or 256 (one wgmma instruction spans the whole tile width)
   int tile_k = 64;           // one 128-byte swizzle row of 16-bit elements
   int stages = 4;            // shared-memory pipeline depth
@@ -33,19 +37,30 @@ struct KernelConfig {
   GroupAxis group_axis = GroupAxis::m;
   int cluster_m = 1;         // CTAs of a cluster along M; they share (multicast) each B tile
   int epilogue = 0;          // 0: direct 16-byte stores; 1: staged in shared memory, TMA bulk stores
+  KernelSchedule schedule = KernelSchedule::cooperative;
 
   /// Rows of one scheduler unit: the cluster's CTAs take consecutive tiles of one group.
   GEMMOPS_HD constexpr int unit_m() const { return tile_m * cluster_m; }
   /// Rows of B (K-major) or 64-wide N atoms (N-major) each CTA loads and multicasts.
   GEMMOPS_HD constexpr int b_rows_per_cta() const { return tile_n / cluster_m; }
 
+  GEMMOPS_HD constexpr bool pingpong() const { return schedule == KernelSchedule::pingpong; }
+  /// Rows of out one consumer warpgroup computes and stores per tile, in 64-row wgmma atoms.
+  GEMMOPS_HD constexpr int warpgroup_rows() const { return pingpong() ? tile_m : 64; }
+  GEMMOPS_HD constexpr int m_atoms() const { return warpgroup_rows() / 64; }
+  /// Tiles a CTA works on at once (the raster's footprint counts them).
+  GEMMOPS_HD constexpr int tiles_in_flight() const { return pingpong() ? consumers : 1; }
+
   GEMMOPS_HD constexpr int threads() const { return 128 * (consumers + 1); }
   GEMMOPS_HD constexpr int a_stage_bytes() const { return tile_m * tile_k * 2; }
   GEMMOPS_HD constexpr int b_stage_bytes() const { return tile_n * tile_k * 2; }
   GEMMOPS_HD constexpr int stage_bytes() const { return a_stage_bytes() + b_stage_bytes(); }
-  GEMMOPS_HD constexpr int barrier_bytes() const { return 16 * stages; }
-  /// Staging of the TMA epilogue: one 64 x TILE_N 16-bit slab per consumer warpgroup.
-  GEMMOPS_HD constexpr int epilogue_bytes() const { return epilogue == 1 ? consumers * 64 * tile_n * 2 : 0; }
+  /// full and empty per stage, and the two ping-pong turn barriers.
+  GEMMOPS_HD constexpr int barrier_bytes() const { return 16 * stages + 16; }
+  /// Staging of the TMA epilogue: a warpgroup's rows x TILE_N of 16-bit per consumer warpgroup.
+  GEMMOPS_HD constexpr int epilogue_bytes() const {
+    return epilogue == 1 ? consumers * warpgroup_rows() * tile_n * 2 : 0;
+  }
   /// The scheduler's table: per group its tile prefix, first row and end row.
   GEMMOPS_HD static constexpr int scheduler_bytes(int groups) { return 12 * groups; }
   /// Dynamic shared memory a launch for `groups` groups asks for (1 KiB slack aligns the tiles).

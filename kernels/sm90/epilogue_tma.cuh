@@ -1,7 +1,7 @@
 // kernels/sm90/epilogue_tma.cuh: the store of one consumer warpgroup's accumulators through shared
 // memory and TMA bulk stores, which run on while the warpgroup starts its next tile's main loop.
 // A slab whose 64 rows run past the group's end would overwrite the next group's rows (TMA clips
-// only at the tensor's bounds), so such slabs take the masked direct store instead.
+// only at the tensor's bounds), so such a slab takes the masked direct store instead.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -20,15 +20,22 @@ struct TmaStoreEpilogue {
   static_assert(kOut != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");
   static constexpr int kBoxBytes = 64 * 128;  // 64 rows x 64 columns of 16-bit, 128B-swizzled
 
-  /// `staging`: this warpgroup's (TILE_N / 64) boxes, 1024-byte aligned.
-  template <int kTileN>
-  __device__ __forceinline__ static void store(const float (&d)[kTileN / 2], const GroupedGemmParams& p,
+  /// Stores a warpgroup's kAtoms 64-row slabs starting at row0. `staging`: kAtoms * (TILE_N / 64)
+  /// boxes, 1024-byte aligned. Slabs wholly inside the group go by TMA; the one that straddles the
+  /// group's end takes the masked direct store; slabs past the end store nothing.
+  template <int kTileN, int kAtoms>
+  __device__ __forceinline__ static void store(const float (&d)[kAtoms][kTileN / 2], const GroupedGemmParams& p,
                                                ::cuda::std::uint8_t* staging, int consumer, int row0, int row_end,
                                                int col0) {
-    if (row0 + 64 > row_end) {
-      StoreEpilogue<kOut>::template store<kTileN>(d, p.out, p.out_row_stride, row0, row_end, col0, p.n);
-      return;
-    }
+    constexpr int kSlabBytes = (kTileN / 64) * kBoxBytes;
+    const int rows_left = row_end - row0;
+    const int full = rows_left <= 0 ? 0 : (rows_left / 64 < kAtoms ? rows_left / 64 : kAtoms);
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a)
+      if (a == full && 64 * a < rows_left)  // uniform across the warpgroup
+        StoreEpilogue<kOut>::template store<kTileN>(d[a], p.out, p.out_row_stride, row0 + 64 * a, row_end, col0,
+                                                    p.n);
+    if (full == 0) return;
     const int t = threadIdx.x % 128;
     const int barrier = 1 + consumer;  // named barrier of this warpgroup (0 is __syncthreads')
     // The previous tile's stores must have read the staging boxes before they are overwritten.
@@ -36,24 +43,30 @@ struct TmaStoreEpilogue {
     ptx::named_barrier_sync(barrier, 128);
     const int r = (t / 32) * 16 + (t % 32) / 4;  // row in the slab (and r + 8)
 #pragma unroll
-    for (int j = 0; j < kTileN / 8; ++j) {
-      const int box = j / 8, chunk = j % 8;
+    for (int a = 0; a < kAtoms; ++a) {
+      if (a >= full) break;
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int rr = r + 8 * half;
-        // The 128-byte swizzle TMA expects: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8).
-        const int offset = box * kBoxBytes + rr * 128 + ((chunk ^ (rr & 7)) * 16) + (t % 4) * 4;
-        const float v0 = d[4 * j + 2 * half], v1 = d[4 * j + 2 * half + 1];
-        *reinterpret_cast<::cuda::std::uint32_t*>(staging + offset) =
-            kOut == ElemType::bf16 ? ptx::pack_bf16x2(v0, v1) : ptx::pack_f16x2(v0, v1);
+      for (int j = 0; j < kTileN / 8; ++j) {
+        const int box = j / 8, chunk = j % 8;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int rr = r + 8 * half;
+          // The 128-byte swizzle TMA expects: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8).
+          const int offset = a * kSlabBytes + box * kBoxBytes + rr * 128 + ((chunk ^ (rr & 7)) * 16) + (t % 4) * 4;
+          const float v0 = d[a][4 * j + 2 * half], v1 = d[a][4 * j + 2 * half + 1];
+          *reinterpret_cast<::cuda::std::uint32_t*>(staging + offset) =
+              kOut == ElemType::bf16 ? ptx::pack_bf16x2(v0, v1) : ptx::pack_f16x2(v0, v1);
+        }
       }
     }
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(barrier, 128);
     if (t == 0) {
+      for (int a = 0; a < full; ++a) {
 #pragma unroll
-      for (int box = 0; box < kTileN / 64; ++box)
-        ptx::tma_store_2d(&p.map_out, staging + box * kBoxBytes, col0 + 64 * box, row0);
+        for (int box = 0; box < kTileN / 64; ++box)
+          ptx::tma_store_2d(&p.map_out, staging + a * kSlabBytes + box * kBoxBytes, col0 + 64 * box, row0 + 64 * a);
+      }
       ptx::tma_store_commit();
     }
   }

@@ -1,6 +1,7 @@
 // kernels/sm90/grouped_gemm.cuh: persistent, warp-specialised grouped GEMM for sm_90a.
 // One producer warp streams A and B tiles by TMA into a ring of swizzled shared-memory stages;
-// consumer warpgroups (64 rows each) run wgmma on them and store through the epilogue. The tile
+// consumer warpgroups run wgmma on them and store through the epilogue: cooperatively (64 rows of
+// one tile each) or ping-pong (whole tiles in turn, one's epilogue under the other's main loop). The tile
 // scheduler enumerates the tiles of all groups from the device-side offsets.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
@@ -32,9 +33,10 @@ template <KernelConfig C>
 struct SharedStorage {
   uint8_t* a;        // (STAGES, TILE_M, TILE_K) K-major or (STAGES, TILE_M/64, TILE_K, 64) M-major, 16-bit
   uint8_t* b;        // (STAGES, TILE_N, TILE_K) K-major, or (STAGES, TILE_N/64, TILE_K, 64) N-major
-  uint8_t* epi;      // (CONSUMERS, TILE_N/64, 64, 64) staging of the TMA epilogue (empty otherwise)
+  uint8_t* epi;      // (CONSUMERS, M_ATOMS, TILE_N/64, 64, 64) staging of the TMA epilogue (empty otherwise)
   uint64_t* full;    // (STAGES,) TMA bytes landed
   uint64_t* empty;   // (STAGES,) consumers done with the stage
+  uint64_t* turn;    // (2,) ping-pong: turn[c] completes when warpgroup c may start its next main loop
   SchedulerTable table;
 
   __device__ explicit SharedStorage(uint8_t* raw, int groups) {
@@ -44,7 +46,8 @@ struct SharedStorage {
     epi = b + C.stages * C.b_stage_bytes();
     full = reinterpret_cast<uint64_t*>(epi + C.epilogue_bytes());
     empty = full + C.stages;
-    int* tables = reinterpret_cast<int*>(empty + C.stages);
+    turn = empty + C.stages;
+    int* tables = reinterpret_cast<int*>(turn + 2);
     table = {tables, tables + groups, tables + 2 * groups};
   }
 };
@@ -117,26 +120,48 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
 }
 
 // ---------------------------------------------------------------- consumers (warpgroups 1..)
-/// All consumer threads clear k outside [lo, hi) of the stage's A and B tiles, then make the
-/// writes visible to the MMA (async proxy) before any warpgroup issues it.
+/// The threads that work on one stage clear k outside [lo, hi) of its A and B tiles, then make
+/// the writes visible to the MMA (async proxy) before any of them issues it. Cooperative: all
+/// consumer warpgroups share the stage; ping-pong: the stage's one warpgroup.
 template <KernelConfig C>
-__device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, int lo, int hi) {
-  constexpr int kThreads = 128 * C.consumers;
-  constexpr int kBarrier = 1 + C.consumers;  // after the TMA epilogue's per-warpgroup barriers
-  const int t = static_cast<int>(threadIdx.x) - 128;
+__device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, int lo, int hi, int consumer) {
+  constexpr int kThreads = C.pingpong() ? 128 : 128 * C.consumers;
+  // Named barriers after the TMA epilogue's per-warpgroup ones (1 .. consumers).
+  const int barrier = 1 + C.consumers + (C.pingpong() ? consumer : 0);
+  const int t = static_cast<int>(threadIdx.x) - 128 - (C.pingpong() ? 128 * consumer : 0);
   zero_k_outside<C.a_major == AMajor::k>(s.a + stage * C.a_stage_bytes(), C.tile_m, lo, hi, t, kThreads);
   zero_k_outside<C.b_major == BMajor::k>(s.b + stage * C.b_stage_bytes(), C.tile_n, lo, hi, t, kThreads);
   ptx::fence_proxy_async_shared();
-  ptx::named_barrier_sync(kBarrier, kThreads);
+  ptx::named_barrier_sync(barrier, kThreads);
 }
+
+/// A consumer's place in the ring of stages.
+template <int kStages>
+struct PipelineCursor {
+  int stage = 0;
+  uint32_t phase = 0;
+  __device__ void advance() {
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+  /// Steps over `n` stages another warpgroup consumes (ping-pong).
+  __device__ void skip(int n) {
+    const int t = stage + n;
+    stage = t % kStages;
+    phase ^= static_cast<uint32_t>((t / kStages) & 1);
+  }
+};
 
 template <KernelConfig C>
 __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorage<C>& s, int consumer, uint32_t rank) {
   constexpr int kTransA = C.a_major == AMajor::m ? 1 : 0;
   constexpr int kTransB = C.b_major == BMajor::n ? 1 : 0;
-  float acc[C.tile_n / 2];  // (64, TILE_N) fp32 fragment of this warpgroup
-  int stage = 0;
-  uint32_t phase = 0;
+  constexpr int kAtoms = C.m_atoms();
+  constexpr int kAtomBytes = 64 * C.tile_k * 2;  // 64 rows of A: one contiguous atom, either major
+  float acc[kAtoms][C.tile_n / 2];  // (64, TILE_N) fp32 fragments of this warpgroup's rows
+  PipelineCursor<C.stages> cur;
   const bool release_lane = (threadIdx.x % 32) == 0;
   // A stage is free again once the consumers of every CTA that receives its B multicast are done.
   auto release = [&](int st) {
@@ -147,66 +172,98 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       for (int c = 0; c < C.cluster_m; ++c) ptx::mbarrier_arrive_cluster(ptx::map_to_rank(&s.empty[st], c));
     }
   };
-  for (Tiles<C> it(p, s.table); it.valid(); it.advance()) {
+  // Ping-pong: the warpgroups run their main loops in tile order, each starting once the other has
+  // issued its previous tile's MMAs. That keeps one's epilogue under the other's main loop, and it
+  // is what makes skipping safe: the stages skipped have all been waited for, so a stage this
+  // warpgroup waits on is never a whole ring ahead of its barrier (the parity would alias).
+  uint32_t turn_phase = 0;
+  int nth = 0;  // tiles this CTA has walked
+  for (Tiles<C> it(p, s.table); it.valid(); it.advance(), ++nth) {
     const TileCoord tc = it.current();
-    const int row0 = tc.row0 + static_cast<int>(rank) * C.tile_m;
     const int k_blocks = k_blocks_of(tc);
-    // A warpgroup whose 64 rows all lie past the group's end (the last tile of a group, or the
-    // second CTA of a cluster) has nothing to compute or store: it only keeps the pipeline going,
-    // and the tensor cores are the other warpgroup's alone. Uniform across the warpgroup.
-    const bool idle = row0 + consumer * 64 >= tc.row_end;
+    if constexpr (C.pingpong()) {
+      if (nth % 2 != consumer) {  // the other warpgroup's tile
+        cur.skip(k_blocks);
+        continue;
+      }
+      if (nth > 0) {  // the first tile of all has no predecessor
+        ptx::mbarrier_wait(&s.turn[consumer], turn_phase);
+        turn_phase ^= 1;
+      }
+    }
+    // This warpgroup's rows of out and its first atom of the stage's A tile.
+    const int row0 = tc.row0 + static_cast<int>(rank) * C.tile_m + (C.pingpong() ? 0 : 64 * consumer);
+    const int a_atom0 = C.pingpong() ? 0 : consumer;
+    // Atoms whose 64 rows all lie past the group's end (the last tile of a group, or the second
+    // CTA of a cluster) have nothing to compute or store; a warpgroup without live atoms only keeps
+    // the pipeline going. Uniform across the warpgroup.
+    const int rows_left = tc.row_end - row0;
+    const int live_atoms = rows_left <= 0 ? 0 : ((rows_left + 63) / 64 < kAtoms ? (rows_left + 63) / 64 : kAtoms);
     if (k_blocks == 0) {  // an empty K range (K-grouped) or K = 0: the result is zeros
 #pragma unroll
-      for (int i = 0; i < C.tile_n / 2; ++i) acc[i] = 0.f;
+      for (int a = 0; a < kAtoms; ++a)
+#pragma unroll
+        for (int i = 0; i < C.tile_n / 2; ++i) acc[a][i] = 0.f;
     }
     int prev_stage = -1;
     for (int kb = 0; kb < k_blocks; ++kb) {
-      ptx::mbarrier_wait(&s.full[stage], phase);
+      const int stage = cur.stage;
+      ptx::mbarrier_wait(&s.full[stage], cur.phase);
       if constexpr (C.group_axis == GroupAxis::k) {
         const int k0 = tc.k_begin + kb * C.tile_k;
         const int lo = tc.k_first > k0 ? tc.k_first - k0 : 0;
         const int hi = tc.k_end - k0 < C.tile_k ? tc.k_end - k0 : C.tile_k;
-        if (lo > 0 || hi < C.tile_k) clear_k_outside<C>(s, stage, lo, hi);
+        if (lo > 0 || hi < C.tile_k) clear_k_outside<C>(s, stage, lo, hi, consumer);
       }
-      // Either major, this warpgroup's 64 rows of A are one contiguous 8 KiB atom of the stage.
-      const uint8_t* a_tile = s.a + stage * C.a_stage_bytes() + consumer * 64 * C.tile_k * 2;
+      const uint8_t* a_tile = s.a + stage * C.a_stage_bytes() + a_atom0 * kAtomBytes;
       const uint8_t* b_tile = s.b + stage * C.b_stage_bytes();
-      const uint64_t desc_a = kTransA ? ptx::make_smem_desc_sw128(a_tile, 64 * C.tile_k * 2, 1024)
-                                      : ptx::make_smem_desc_sw128(a_tile, 16, 1024);
       const uint64_t desc_b = kTransB ? ptx::make_smem_desc_sw128(b_tile, 64 * C.tile_k * 2, 1024)
                                       : ptx::make_smem_desc_sw128(b_tile, 16, 1024);
-      if (!idle) {
-        ptx::fence_registers(acc);
+      if (live_atoms > 0) {
+#pragma unroll
+        for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
         ptx::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < C.tile_k / 16; ++kk) {
           // K-major: 16 elements = 32 bytes along the swizzled row; MN-major: 16 k-rows of 128 bytes.
           const uint32_t a_step = kTransA ? kk * 16 * 128 : kk * 32;
           const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * 32;
-          mma_k16<C.tile_n, C.ab, kTransA, kTransB>(acc, ptx::desc_advance(desc_a, a_step),
-                                                    ptx::desc_advance(desc_b, b_step), (kb > 0 || kk > 0) ? 1 : 0);
+#pragma unroll
+          for (int a = 0; a < kAtoms; ++a) {
+            if (a >= live_atoms) break;
+            const uint8_t* atom = a_tile + a * kAtomBytes;
+            const uint64_t desc_a = kTransA ? ptx::make_smem_desc_sw128(atom, 64 * C.tile_k * 2, 1024)
+                                            : ptx::make_smem_desc_sw128(atom, 16, 1024);
+            mma_k16<C.tile_n, C.ab, kTransA, kTransB>(acc[a], ptx::desc_advance(desc_a, a_step),
+                                                      ptx::desc_advance(desc_b, b_step), (kb > 0 || kk > 0) ? 1 : 0);
+          }
         }
         ptx::wgmma_commit();
-        ptx::fence_registers(acc);
+#pragma unroll
+        for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
       }
       ptx::wgmma_wait<1>();  // the previous stage's MMAs are done: hand it back to the producer
       if (prev_stage >= 0 && release_lane) release(prev_stage);
       prev_stage = stage;
-      if (++stage == C.stages) {
-        stage = 0;
-        phase ^= 1;
-      }
+      cur.advance();
+    }
+    if constexpr (C.pingpong()) {  // the other warpgroup's turn: its next tile's stages are next
+      if (threadIdx.x % 128 == 0) ptx::mbarrier_arrive(&s.turn[consumer ^ 1]);
     }
     ptx::wgmma_wait<0>();
-    ptx::fence_registers(acc);
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
     if (prev_stage >= 0 && release_lane) release(prev_stage);
-    if (idle) continue;
+    if (live_atoms == 0) continue;
     if constexpr (C.epilogue == 1) {
-      TmaStoreEpilogue<C.out>::template store<C.tile_n>(acc, p, s.epi + consumer * 64 * C.tile_n * 2, consumer,
-                                                        row0 + consumer * 64, tc.row_end, tc.col0);
+      TmaStoreEpilogue<C.out>::template store<C.tile_n, kAtoms>(
+          acc, p, s.epi + consumer * C.warpgroup_rows() * C.tile_n * 2, consumer, row0, tc.row_end, tc.col0);
     } else {
-      StoreEpilogue<C.out>::template store<C.tile_n>(acc, p.out, p.out_row_stride, row0 + consumer * 64,
-                                                     tc.row_end, tc.col0, p.n);
+#pragma unroll
+      for (int a = 0; a < kAtoms; ++a)
+        if (a < live_atoms)
+          StoreEpilogue<C.out>::template store<C.tile_n>(acc[a], p.out, p.out_row_stride, row0 + 64 * a, tc.row_end,
+                                                         tc.col0, p.n);
     }
   }
 }
@@ -214,7 +271,9 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
 // ---------------------------------------------------------------- kernel
 template <KernelConfig C>
 __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __grid_constant__ GroupedGemmParams p) {
-  static_assert(C.tile_m == 64 * C.consumers, "each consumer warpgroup owns 64 rows of the tile");
+  static_assert(C.pingpong() || C.tile_m == 64 * C.consumers, "cooperative: each consumer warpgroup owns 64 rows");
+  static_assert(!C.pingpong() || (C.consumers == 2 && C.tile_m % 64 == 0 && C.tile_m * C.tile_n <= 128 * 128),
+                "ping-pong: two warpgroups, each with at most 128 fp32 accumulators a thread");
   static_assert(C.tile_k == 64, "tile_k is one 128-byte swizzle row of 16-bit elements");
   static_assert(C.ab != ElemType::fp32, "fp32 inputs have no wgmma path here");
   static_assert(C.cluster_m == 1 || C.cluster_m == 2, "clusters of 1 or 2 CTAs along M");
@@ -231,8 +290,11 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
     ptx::prefetch_tensor_map(&p.map_b);
     for (int i = 0; i < C.stages; ++i) {
       ptx::mbarrier_init(&s.full[i], 1);
-      ptx::mbarrier_init(&s.empty[i], C.consumers * 4 * C.cluster_m);  // lane 0 of every consumer warp
+      // Lane 0 of every consumer warp that reads the stage, in every CTA its B multicast reaches.
+      ptx::mbarrier_init(&s.empty[i], (C.pingpong() ? 1 : C.consumers) * 4 * C.cluster_m);
     }
+    ptx::mbarrier_init(&s.turn[0], 1);
+    ptx::mbarrier_init(&s.turn[1], 1);
     ptx::fence_barrier_init();
   }
   build_scheduler_table<C.unit_m(), C.tile_n, C.group_axis>(p, s.table);

@@ -60,4 +60,12 @@ std::optional<int> raster_band() {
   return std::nullopt;
 }
 
+std::optional<int> max_sms() {
+  if (auto v = get("GEMMOPS_MAX_SMS")) {
+    const int n = std::atoi(v->c_str());
+    if (n > 0) return n;
+  }
+  return std::nullopt;
+}
+
 }  // namespace gemmops::env

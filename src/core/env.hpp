@@ -27,5 +27,8 @@ std::optional<std::string> nvrtc_library();
 int cpu_threads();
 /// GEMMOPS_RASTER_BAND: M units the sm90 tile scheduler walks together (tuning; default: computed).
 std::optional<int> raster_band();
+/// GEMMOPS_MAX_SMS: at most this many SMs for a persistent sm90 kernel (leaves the rest to kernels
+/// running beside it, e.g. expert-parallel communication); default: all of them.
+std::optional<int> max_sms();
 
 }  // namespace gemmops::env

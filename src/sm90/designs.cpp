@@ -21,6 +21,14 @@ const Sm90Design kDesigns[] = {
     {tile(128, 128, 5, Schedule::cooperative, 2, Epilogue::tma_store), 2},
     {tile(128, 256, 4, Schedule::cooperative), 2},  // large problems: most FLOPs per byte of smem
     {tile(128, 128, 6, Schedule::cooperative), 2},  // mid-size N, more tiles for load balance
+    // Ping-pong: each of the two warpgroups owns a whole tile and they take the CTA's tiles in
+    // turn, so one's epilogue (and its wait for the next tile's first stage) runs under the
+    // other's main loop: for many short-K tiles, where the per-tile cost is a large share.
+    {tile(128, 128, 6, Schedule::pingpong), 2},
+    {tile(128, 128, 6, Schedule::pingpong, 2), 2},
+    {tile(64, 256, 5, Schedule::pingpong), 2},
+    {tile(64, 256, 5, Schedule::pingpong, 2), 2},
+    {tile(128, 128, 4, Schedule::pingpong, 1, Epilogue::tma_store), 2},
     {tile(64, 128, 8, Schedule::small_m), 1},       // decode: groups of a few rows, weight-bandwidth bound
     {tile(64, 256, 5, Schedule::small_m), 1},       // decode with wide N: fewer, longer weight streams
 };

@@ -11,7 +11,7 @@ namespace gemmops::sm90 {
 /// One kernel design: what metadata says (Design) plus what only the kernel needs.
 struct Sm90Design {
   Design design;
-  int consumers;  ///< consumer warpgroups; design.tile_m == 64 * consumers
+  int consumers;  ///< consumer warpgroups; cooperative: design.tile_m == 64 * consumers
 };
 
 /// Every registered design. Adding a design is one line in designs.cpp.

@@ -23,6 +23,7 @@ constexpr double kTmaStoreShare = 0.25;  // the part of that cost the TMA epilog
 
 // Fraction of peak a design sustains in its main loop, all its overheads folded in.
 double mainloop_efficiency(const Design& d) {
+  if (d.schedule == Schedule::pingpong) return d.cluster_m > 1 ? 0.8 : 0.8;
   if (d.tile_m < 128) return 0.6;  // one consumer warpgroup: decode shapes, weight-bandwidth bound
   if (d.tile_n < 256) return d.cluster_m > 1 ? 0.5 : 0.75;  // 128x128 with clusters lost everywhere
   if (d.cluster_m > 1) return d.epilogue == Epilogue::tma_store ? 0.85 : 0.88;
@@ -60,7 +61,9 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d) {
   const double out_esize = double(size_of(p.out->dtype));
   const double store_us = double(t.tile_m) * t.tile_n * out_esize / (kStoreBandwidth / kSms) * 1e6;
   const double epilogue_us = t.epilogue == Epilogue::tma_store ? kTmaStoreShare * store_us : store_us;
-  const double compute_us = waves * (tile_us + epilogue_us);
+  // Ping-pong hides every epilogue but the CTA's last under the other warpgroup's main loop.
+  const double compute_us = t.schedule == Schedule::pingpong ? waves * tile_us + epilogue_us
+                                                             : waves * (tile_us + epilogue_us);
   // M-grouped: each group's B is read once per M unit of the group, A once (mostly from L2).
   // K-grouped: A and B are read once per N tile and M unit of their group respectively.
   const double esize = 2.0;

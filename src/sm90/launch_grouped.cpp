@@ -134,7 +134,8 @@ Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda:
   lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
   lc.block[0] = static_cast<unsigned>(c.threads());
   lc.smem_bytes = static_cast<unsigned>(smem);
-  int64_t resident = facts.sm_count / c.cluster_m;
+  const int64_t sms = std::min<int64_t>(facts.sm_count, env::max_sms().value_or(facts.sm_count));
+  int64_t resident = std::max<int64_t>(1, sms / c.cluster_m);
   if (c.cluster_m > 1) {
     // A cluster that cannot be resident with the others would run after them: a whole extra wave.
     lc.grid[0] = static_cast<unsigned>(resident * c.cluster_m);
@@ -143,7 +144,7 @@ Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda:
   }
   const int64_t clusters = std::min<int64_t>(resident, units_bound);
   lc.grid[0] = static_cast<unsigned>(clusters * c.cluster_m);
-  params.raster_band = env::raster_band().value_or(raster_band(c, clusters));
+  params.raster_band = env::raster_band().value_or(raster_band(c, clusters * c.tiles_in_flight()));
   lc.stream = static_cast<CUstream>(stream);
   void* kernel_args[] = {&params};
   return cuda::launch(*api, fn, lc, kernel_args);

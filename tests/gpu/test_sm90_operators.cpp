@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -121,6 +122,51 @@ TEST_P(Sm90OperatorTest, k_grouped_ignores_k_past_each_group_even_nan) {
   ASSERT_TRUE(got);
   const Comparison c = compare(*got, reference_result(host.arguments()), default_tolerance(spec.out, spec.k));
   EXPECT_TRUE(c.ok()) << c.describe();
+}
+
+// With the grid capped at one cluster, every CTA (and each ping-pong warpgroup) walks many tiles
+// whose k-blocks outnumber the stages: the persistent loop, the ring's phases across tiles and the
+// warpgroups' turns are all exercised, on ragged groups.
+void check_many_tiles_on_one_cluster(const OperatorPtr& op, OperationKind kind) {
+  struct MaxSms {
+    MaxSms() { ::setenv("GEMMOPS_MAX_SMS", "2", 1); }
+    ~MaxSms() { ::unsetenv("GEMMOPS_MAX_SMS"); }
+  } cap;
+  const OperatorMetadata& m = op->metadata();
+  const int64_t tm = m.design.tile_m, tn = m.design.tile_n;
+  std::mt19937 rng(4321);
+  ProblemSpec spec;
+  spec.a = spec.b = m.constraints.a_dtypes.at(0);
+  spec.out = m.constraints.out_dtypes.at(0);
+  spec.kind = kind;
+  if (kind == OperationKind::grouped_m) {
+    spec.m = 9 * tm + 24, spec.n = 2 * tn + 8, spec.k = 64 * (m.design.stages + 3) + 8, spec.groups = 5, spec.trailing = 3;
+  } else {
+    spec.a_major = spec.b_major = Major::mn;
+    spec.m = 2 * tm + 8, spec.n = 2 * tn + 8, spec.k = 64 * 4 * (m.design.stages + 3), spec.groups = 3, spec.trailing = 8;
+  }
+  SCOPED_TRACE(spec.describe());
+  HostProblem host = make_problem(spec, rng);
+  auto dev = DeviceProblem::upload(host);
+  ASSERT_TRUE(dev) << dev.status().to_string();
+  Status s = op->run(dev->args);
+  ASSERT_TRUE(s) << s.to_string();
+  s = synchronize();
+  ASSERT_TRUE(s) << s.to_string();
+  auto out = dev->download_out(host.out);
+  ASSERT_TRUE(out) << out.status().to_string();
+  const Comparison c = compare(*out, reference_result(host.arguments()), default_tolerance(spec.out, spec.k));
+  EXPECT_TRUE(c.ok()) << c.describe();
+}
+
+TEST_P(Sm90OperatorTest, many_tiles_per_cta_with_k_longer_than_the_ring) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  check_many_tiles_on_one_cluster(GetParam(), OperationKind::grouped_m);
+}
+
+TEST_P(Sm90OperatorTest, many_k_grouped_tiles_per_cta_with_k_longer_than_the_ring) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  check_many_tiles_on_one_cluster(GetParam(), OperationKind::grouped_k);
 }
 
 TEST_P(Sm90OperatorTest, checker_rejects_a_result_shifted_by_one_row) {
