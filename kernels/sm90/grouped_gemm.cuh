@@ -228,9 +228,10 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
           // K-major: 16 elements = 32 bytes along the swizzled row; MN-major: 16 k-rows of 128 bytes.
           const uint32_t a_step = kTransA ? kk * 16 * 128 : kk * 32;
           const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * 32;
+          // Every atom, live or not: a branch between wgmmas makes ptxas serialize them (C7520),
+          // which costs far more than the MMA of a dead atom the epilogue never stores.
 #pragma unroll
           for (int a = 0; a < kAtoms; ++a) {
-            if (a >= live_atoms) break;
             const uint8_t* atom = a_tile + a * kAtomBytes;
             const uint64_t desc_a = kTransA ? ptx::make_smem_desc_sw128(atom, 64 * C.tile_k * 2, 1024)
                                             : ptx::make_smem_desc_sw128(atom, 16, 1024);
