@@ -64,26 +64,33 @@ def group_sizes(total, groups, dist, gen):
 
 
 class Timer:
+    """Medians of CUDA-graph replays, L2 scrubbed before each. The candidates of one row are replayed
+    round-robin, so clock and power drift over the row reach all of them alike (timed one after
+    another, the same kernel moved by up to 15% between a row's first and last timing)."""
+
     def __init__(self, l2_bytes):
         self.scrub = torch.empty(max(2 * l2_bytes, 256 << 20), dtype=torch.uint8, device="cuda")
 
-    def graph_median_us(self, fn, reps=30):
-        fn()  # compile / warm up outside the capture
-        torch.cuda.synchronize()
-        stream = torch.cuda.Stream()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g, stream=stream):
-            fn()
-        times = []
+    def interleaved_medians_us(self, fns, reps=30):
+        graphs = {}
+        for name, fn in fns.items():
+            fn()  # compile / warm up outside the capture
+            torch.cuda.synchronize()
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, stream=torch.cuda.Stream()):
+                fn()
+            graphs[name] = g
+        times = {name: [] for name in graphs}
         for _ in range(reps):
-            self.scrub.zero_()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            g.replay()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) * 1e3)
-        return statistics.median(times)
+            for name, g in graphs.items():
+                self.scrub.zero_()
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                g.replay()
+                end.record()
+                end.synchronize()
+                times[name].append(start.elapsed_time(end) * 1e3)
+        return {name: statistics.median(t) for name, t in times.items()}
 
 
 def bench_one(timer, shape, dist, gen, check=True):
@@ -99,10 +106,13 @@ def bench_one(timer, shape, dist, gen, check=True):
     op = ops.get_operators(args)[0]
     sweep_operators(timer, args, shape, dist, "fwd")
     artifact = op.compile(args)
-    t_ops = timer.graph_median_us(lambda: op.run(args, compiled_artifact=artifact))
-    t_torch = timer.graph_median_us(lambda: torch._grouped_mm(A, B, offs=offsets, out_dtype=torch.bfloat16))
     W = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
-    t_dense = timer.graph_median_us(lambda: torch.mm(A, W))
+    run_ops = lambda: op.run(args, compiled_artifact=artifact)
+    t = timer.interleaved_medians_us({
+        "ours": run_ops, "ours again": run_ops,  # the same kernel twice: the row's noise
+        "torch": lambda: torch._grouped_mm(A, B, offs=offsets, out_dtype=torch.bfloat16),
+        "dense": lambda: torch.mm(A, W)})
+    t_ops, t_torch, t_dense = t["ours"], t["torch"], t["dense"]
 
     err = float("nan")
     if check:
@@ -115,7 +125,7 @@ def bench_one(timer, shape, dist, gen, check=True):
     bytes_moved = weight_bytes + M * K * 2 + M * N * 2
     return {
         "model": model, "scenario": scenario, "dist": dist, "G": G, "TotalM": M, "N": N, "K": K, "bound": bound,
-        "operator": op.name, "gemmops_us": t_ops, "torch_us": t_torch, "dense_us": t_dense,
+        "operator": op.name, "gemmops_us": t_ops, "gemmops_repeat_us": t["ours again"], "torch_us": t_torch, "dense_us": t_dense,
         "gemmops_tflops": flops / t_ops / 1e6, "torch_tflops": flops / t_torch / 1e6, "dense_tflops": flops / t_dense / 1e6,
         "gemmops_tbps": bytes_moved / t_ops / 1e6, "speedup_vs_torch": t_torch / t_ops,
         "frac_of_dense": t_dense / t_ops, "rel_err": err,
@@ -135,13 +145,16 @@ def bench_one_wgrad(timer, shape, dist, gen, check=True):
     op = ops.get_operators(args)[0]
     sweep_operators(timer, args, shape, dist, "wgrad")
     artifact = op.compile(args)
-    t_ops = timer.graph_median_us(lambda: op.run(args, compiled_artifact=artifact))
+    run_ops = lambda: op.run(args, compiled_artifact=artifact)
+    candidates = {"ours": run_ops, "ours again": run_ops, "dense": lambda: torch.mm(X.t(), dY)}
+    torch_wgrad = lambda: torch._grouped_mm(X.t(), dY, offs=offsets, out_dtype=torch.bfloat16)
     try:
-        t_torch = timer.graph_median_us(lambda: torch._grouped_mm(X.t(), dY, offs=offsets, out_dtype=torch.bfloat16))
+        torch_wgrad()
+        candidates["torch"] = torch_wgrad
     except RuntimeError as e:  # said in the row, not hidden
         print(f"  torch._grouped_mm refused: {str(e).splitlines()[0][:120]}")
-        t_torch = float("nan")
-    t_dense = timer.graph_median_us(lambda: torch.mm(X.t(), dY))
+    t = timer.interleaved_medians_us(candidates)
+    t_ops, t_torch, t_dense = t["ours"], t.get("torch", float("nan")), t["dense"]
 
     err = float("nan")
     if check and not math.isnan(t_torch):
@@ -151,7 +164,7 @@ def bench_one_wgrad(timer, shape, dist, gen, check=True):
     bytes_moved = M * K * 2 + M * N * 2 + G * K * N * 2  # both activations read once, every dB written
     return {
         "model": model, "scenario": scenario + " wgrad", "dist": dist, "G": G, "TotalM": M, "N": N, "K": K,
-        "bound": bound, "operator": op.name, "gemmops_us": t_ops, "torch_us": t_torch, "dense_us": t_dense,
+        "bound": bound, "operator": op.name, "gemmops_us": t_ops, "gemmops_repeat_us": t["ours again"], "torch_us": t_torch, "dense_us": t_dense,
         "gemmops_tflops": flops / t_ops / 1e6, "torch_tflops": flops / t_torch / 1e6, "dense_tflops": flops / t_dense / 1e6,
         "gemmops_tbps": bytes_moved / t_ops / 1e6, "speedup_vs_torch": t_torch / t_ops,
         "frac_of_dense": t_dense / t_ops, "rel_err": err,
@@ -167,11 +180,15 @@ def sweep_operators(timer, args, shape, dist, form):
     if SWEEP is None:
         return
     model, scenario, G, M, N, K, _ = shape
-    for rank, o in enumerate(ops.get_operators(args)):
+    candidates = ops.get_operators(args)
+    runs = {}
+    for o in candidates:
         art = o.compile(args)
-        us = timer.graph_median_us(lambda: o.run(args, compiled_artifact=art), reps=10)
-        SWEEP.append((form, model, scenario, dist, G, M, N, K, o.name, rank, us))
-        print(f"    sweep {o.name:<60} rank {rank} {us:9.1f} us", flush=True)
+        runs[o.name] = lambda o=o, art=art: o.run(args, compiled_artifact=art)
+    t = timer.interleaved_medians_us(runs, reps=10)
+    for rank, o in enumerate(candidates):
+        SWEEP.append((form, model, scenario, dist, G, M, N, K, o.name, rank, t[o.name]))
+        print(f"    sweep {o.name:<60} rank {rank} {t[o.name]:9.1f} us", flush=True)
 
 
 def geometric_mean(values):
@@ -227,7 +244,9 @@ def main():
     if rows:
         geo = geometric_mean([r["speedup_vs_torch"] for r in rows])
         slower = sum(1 for r in rows if r["speedup_vs_torch"] < 1.0)
-        print(f"geometric-mean speed-up vs torch._grouped_mm: {geo:.3f}x over {len(rows)} rows; slower rows: {slower}")
+        noise = statistics.median(abs(r["gemmops_repeat_us"] / r["gemmops_us"] - 1) for r in rows)
+        print(f"geometric-mean speed-up vs torch._grouped_mm: {geo:.3f}x over {len(rows)} rows; slower rows: {slower}; "
+              f"median repeat spread of our timing: {100 * noise:.1f}%")
     return 0
 
 
@@ -245,8 +264,11 @@ def write_markdown(path, rows, device):
     geo = geometric_mean([r["speedup_vs_torch"] for r in rows])
     with open(path, "w") as f:
         f.write(f"# Benchmarks\n\nbf16 in/out, fp32 accumulate, B K-major; {device}; torch {torch.__version__}; "
-                "medians of 30 CUDA-graph replays with L2 scrubbed before each. Generated by bench/bench_grouped.py.\n\n")
-        f.write(f"Geometric-mean speed-up over torch._grouped_mm: **{geo:.2f}x** over {len(rows)} rows.\n\n")
+                "medians of 30 CUDA-graph replays with L2 scrubbed before each, gemmops, torch and dense replayed in turn. Generated by bench/bench_grouped.py.\n\n")
+        noise = statistics.median(abs(r["gemmops_repeat_us"] / r["gemmops_us"] - 1) for r in rows)
+        f.write(f"Geometric-mean speed-up over torch._grouped_mm: **{geo:.2f}x** over {len(rows)} rows; "
+                f"{sum(1 for r in rows if r['speedup_vs_torch'] < 1.0)} rows slower. Two timings of the same gemmops "
+                f"kernel in one row differ by {100 * noise:.1f}% (median): smaller differences are noise.\n\n")
         f.write("| model | scenario | dist | G | TotalM | N | K | gemmops us | torch us | dense us | TFLOP/s | x torch | of dense | TB/s | operator |\n")
         f.write("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
         for r in rows:

@@ -8,10 +8,19 @@
 
 namespace gemmops::sm90 {
 
+/// What the run-time estimate (heuristics.cpp) cannot derive from the design's shape: measured,
+/// fitted per design to a sweep that timed every design on the MoE shapes (bench/NOTES.md v7).
+struct Calibration {
+  double mainloop_efficiency = 0.8;   ///< fraction of peak FLOP/s the main loop sustains
+  double bandwidth_efficiency = 1.0;  ///< fraction of DRAM bandwidth the loads reach when bytes bind
+  double tile_overhead_us = 0.0;      ///< per tile and wave: scheduling, pipeline fill, barrier waits
+};
+
 /// One kernel design: what metadata says (Design) plus what only the kernel needs.
 struct Sm90Design {
   Design design;
   int consumers;  ///< consumer warpgroups; cooperative: design.tile_m == 64 * consumers
+  Calibration calibration{};
 };
 
 /// Every registered design. Adding a design is one line in designs.cpp.
