@@ -21,8 +21,12 @@ __device__ __forceinline__ void tma_store_2d(const void* map, const void* smem_s
 }
 
 __device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-/// Waits until the committed stores have read their shared memory (it may be overwritten).
-__device__ __forceinline__ void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+/// Waits until all but the `kPending` most recently committed store groups have read their shared
+/// memory (it may be overwritten).
+template <int kPending = 0>
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
 /// Waits until the committed stores are complete in global memory.
 __device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 
