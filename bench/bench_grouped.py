@@ -4,6 +4,7 @@
 #
 #   python3 bench/bench_grouped.py [--shapes moe_shapes.csv] [--dists uniform,zipf] [--csv out.csv]
 #                                  [--markdown BENCHMARKS.md] [--limit N] [--filter TEXT] [--form fwd|wgrad]
+#                                  [--sweep sweep.csv [--split-k 1,2,4]]
 #
 # --form fwd (default) times the forward, M-grouped: out (TotalM,N) = A (TotalM,K) @ B[g] (K,N).
 # --form wgrad times the weight gradient of the same layer, K-grouped: dB[g] (K,N) = A_g^T @ dOut_g,
@@ -175,20 +176,41 @@ def bench_one_wgrad(timer, shape, dist, gen, check=True):
 SWEEP = []  # with --sweep: (form, model, scenario, dist, G, TotalM, N, K, operator, heuristic rank, us)
 
 
+SPLITS = None  # with --split-k: the split factors each of the first operators is timed with
+
+
+def with_split(fn, splits):
+    """fn run with GEMMOPS_SPLIT_K set: the value is read at launch, so a captured graph keeps it."""
+    def run():
+        os.environ["GEMMOPS_SPLIT_K"] = str(splits)
+        try:
+            fn()
+        finally:
+            del os.environ["GEMMOPS_SPLIT_K"]
+    return run
+
+
 def sweep_operators(timer, args, shape, dist, form):
-    """With --sweep, times every operator get_operators() offers (the data the heuristic is fitted to)."""
+    """With --sweep, times every operator get_operators() offers (the data the heuristic is fitted to);
+    with --split-k, the first four instead, each with K split every way listed."""
     if SWEEP is None:
         return
     model, scenario, G, M, N, K, _ = shape
     candidates = ops.get_operators(args)
     runs = {}
-    for o in candidates:
+    ranks = {}
+    for rank, o in enumerate(candidates if SPLITS is None else candidates[:4]):
         art = o.compile(args)
-        runs[o.name] = lambda o=o, art=art: o.run(args, compiled_artifact=art)
+        fn = lambda o=o, art=art: o.run(args, compiled_artifact=art)
+        if SPLITS is None:
+            runs[o.name], ranks[o.name] = fn, rank
+        else:
+            for sp in SPLITS:
+                runs[f"{o.name}+split{sp}"], ranks[f"{o.name}+split{sp}"] = with_split(fn, sp), rank
     t = timer.interleaved_medians_us(runs, reps=10)
-    for rank, o in enumerate(candidates):
-        SWEEP.append((form, model, scenario, dist, G, M, N, K, o.name, rank, t[o.name]))
-        print(f"    sweep {o.name:<60} rank {rank} {t[o.name]:9.1f} us", flush=True)
+    for name, us in t.items():
+        SWEEP.append((form, model, scenario, dist, G, M, N, K, name, ranks[name], us))
+        print(f"    sweep {name:<68} rank {ranks[name]} {us:9.1f} us", flush=True)
 
 
 def geometric_mean(values):
@@ -202,20 +224,23 @@ def main():
     ap.add_argument("--dists", default="uniform,zipf")
     ap.add_argument("--filter", default="")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--max-total-m", type=int, default=0, help="only rows with TotalM at most this")
     ap.add_argument("--csv")
     ap.add_argument("--markdown")
     ap.add_argument("--form", choices=["fwd", "wgrad"], default="fwd")
     ap.add_argument("--sweep", help="also time every candidate operator of every row; CSV of them to this path")
+    ap.add_argument("--split-k", help="with --sweep: time the first four operators with K split these ways, e.g. 1,2,4")
     a = ap.parse_args()
-    global SWEEP
+    global SWEEP, SPLITS
     SWEEP = [] if a.sweep else None
+    SPLITS = [int(x) for x in a.split_k.split(",")] if a.split_k else None
     run_one = bench_one if a.form == "fwd" else bench_one_wgrad
     status = ops.utils.device.device_or_env_supports("90a")
     if not status:
         print(f"skipping: {status.error}")
         return 0
     shapes = load_shapes(a.shapes) if a.shapes and os.path.exists(a.shapes) else DEFAULT_SHAPES
-    shapes = [s for s in shapes if a.filter in f"{s[0]} {s[1]}"]
+    shapes = [s for s in shapes if a.filter in f"{s[0]} {s[1]}" and (not a.max_total_m or s[3] <= a.max_total_m)]
     if a.limit:
         shapes = shapes[: a.limit]
     props = torch.cuda.get_device_properties(0)

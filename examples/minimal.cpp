@@ -57,7 +57,14 @@ int main() {
   }
   const Operator& op = *ops.front();
   Result<Artifact> artifact = op.compile(args);
-  Status status = artifact ? op.run(args, *artifact) : artifact.status();
+  // Some operators want scratch memory for some sizes (split-K partials): ask, and provide it.
+  DeviceBuffer d_workspace;
+  Workspace workspace;
+  if (const size_t bytes = op.workspace_size(args); bytes > 0) {
+    d_workspace = std::move(DeviceBuffer::allocate(bytes).value());
+    workspace = {d_workspace.data(), bytes};
+  }
+  Status status = artifact ? op.run(args, *artifact, nullptr, workspace) : artifact.status();
   if (status && gpu) status = synchronize();
   if (status && gpu) status = d_out.copy_to_host(out.data(), out.size() * 4);
   if (!status) {

@@ -2,7 +2,8 @@
 // One producer warp streams A and B tiles by TMA into a ring of swizzled shared-memory stages;
 // consumer warpgroups run wgmma on them and store through the epilogue: cooperatively (64 rows of
 // one tile each) or ping-pong (whole tiles in turn, one's epilogue under the other's main loop). The tile
-// scheduler enumerates the tiles of all groups from the device-side offsets.
+// scheduler enumerates the tiles of all groups from the device-side offsets; with split-K a tile's
+// K is summed by several units, fixed up in split_k.cuh.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -19,6 +20,7 @@
 #include "sm90/k_tail.cuh"
 #include "sm90/mma.cuh"
 #include "sm90/params.cuh"
+#include "sm90/split_k.cuh"
 #include "sm90/tile_scheduler.cuh"
 
 namespace gemmops::kernels::sm90 {
@@ -256,6 +258,10 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
     if (prev_stage >= 0 && release_lane) release(prev_stage);
     if (live_atoms == 0) continue;
+    if constexpr (C.group_axis == GroupAxis::m) {  // split-K: only the tile's last unit stores
+      if (p.k_splits > 1 && !split_k_fixup<C, kAtoms>(acc, p, tc, split_k_slot<C>(tc, rank, consumer), 1 + consumer))
+        continue;
+    }
     if constexpr (C.epilogue == 1) {
       TmaStoreEpilogue<C.out>::template store<C.tile_n, kAtoms>(
           acc, p, s.epi + consumer * C.warpgroup_rows() * C.tile_n * 2, consumer, row0, tc.row_end, tc.col0);

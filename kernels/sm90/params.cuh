@@ -39,6 +39,11 @@ struct GroupedGemmParams {
   int32_t n;
   int32_t k;
   int32_t raster_band;       // scheduler units of M walked together before moving along N (>= 1)
+  // Split-K (M-grouped only): each tile's K runs as `k_splits` consecutive units on different
+  // CTAs; all but the last write fp32 partials, the last adds them and stores (sm90/split_k.cuh).
+  int32_t k_splits;          // 1: no split
+  float* partials;           // k_splits > 1: (slots, k_splits - 1, warpgroup rows * TILE_N) fp32
+  int32_t* split_flags;      // k_splits > 1: (slots,) partials written so far, zeroed before the launch
 };
 
 }  // namespace gemmops::kernels::sm90

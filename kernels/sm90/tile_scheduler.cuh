@@ -19,8 +19,10 @@ struct TileCoord {
   int col0;      // first column of out and B
   int a_row0;    // first row of A
   int k_begin;   // first k of the first k-block (K-grouped: up to 7 below k_first, see kKBlockAlign)
-  int k_first;   // the K range summed: [k_first, k_end) (all of K unless K-grouped)
+  int k_first;   // the K range summed: [k_first, k_end) (all of K unless K-grouped or split)
   int k_end;
+  int tile;      // the tile's number (all splits of a tile share it)
+  int split;     // which of the p.k_splits parts of K this unit sums
 };
 
 /// Per-group table in shared memory, built by the whole CTA before the roles split.
@@ -81,7 +83,10 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
 
 /// Walks this CTA's scheduler units: cluster c of C takes units c, c + C, ... (kTileM is the unit's
 /// height: the rows of all CTAs of a cluster). Units come in increasing order, so the group cursor
-/// only moves forward. Every CTA of a cluster walks the same units.
+/// only moves forward. Every CTA of a cluster walks the same units. With split-K (M-grouped), a
+/// tile is k_splits consecutive units, each summing a contiguous range of K's 64-wide blocks; the
+/// last one, which waits for the others, always has the highest number, so every unit waits only
+/// on units before it and a grid of co-resident CTAs cannot deadlock.
 template <int kTileM, int kTileN, int kClusterM, GroupAxis kAxis, int kKAlign = 1>
 struct TileIterator {
   SchedulerTable table;
@@ -90,18 +95,22 @@ struct TileIterator {
   int k;
   int n_tiles;
   int band;
-  int total_tiles;
-  int tile;
+  int splits;
+  int total_units;
+  int unit;
   int group = 0;
 
   __device__ TileIterator(const GroupedGemmParams& p, SchedulerTable t)
       : table(t), groups(p.groups), rows(p.rows), k(p.k), n_tiles((p.n + kTileN - 1) / kTileN),
-        band(p.raster_band > 0 ? p.raster_band : 1), total_tiles(p.groups > 0 ? t.tile_end[p.groups - 1] : 0),
-        tile(blockIdx.x / kClusterM) {}
+        band(p.raster_band > 0 ? p.raster_band : 1),
+        splits(kAxis == GroupAxis::m && p.k_splits > 1 ? p.k_splits : 1),
+        total_units((p.groups > 0 ? t.tile_end[p.groups - 1] : 0) * splits), unit(blockIdx.x / kClusterM) {}
 
-  __device__ bool valid() const { return tile < total_tiles; }
+  __device__ bool valid() const { return unit < total_units; }
 
   __device__ TileCoord current() {
+    const int tile = unit / splits;
+    const int split = unit - tile * splits;
     while (table.tile_end[group] <= tile) ++group;
     const int first = group > 0 ? table.tile_end[group - 1] : 0;
     const int local = tile - first;
@@ -114,17 +123,20 @@ struct TileIterator {
     const int m_blk = b * band + (in_band - n_blk * band_rows);
     if constexpr (kAxis == GroupAxis::m) {
       const int row0 = table.row_start[group] + m_blk * kTileM;
-      return {group, row0, table.row_end[group], n_blk * kTileN, row0, 0, 0, k};
+      const int k_blocks = (k + 63) / 64;
+      const int k0 = 64 * (split * k_blocks / splits);
+      const int k1 = 64 * ((split + 1) * k_blocks / splits);
+      return {group, row0, table.row_end[group], n_blk * kTileN, row0, k0, k0, k1 < k ? k1 : k, tile, split};
     } else {
       const int a_row0 = m_blk * kTileM;
       const int k_first = table.row_start[group], k_end = table.row_end[group];
       // An empty range stays empty: no k-block, the result is zeros.
       const int k_begin = k_end > k_first ? k_first - k_first % kKAlign : k_first;
-      return {group, group * rows + a_row0, (group + 1) * rows, n_blk * kTileN, a_row0, k_begin, k_first, k_end};
+      return {group, group * rows + a_row0, (group + 1) * rows, n_blk * kTileN, a_row0, k_begin, k_first, k_end, tile, 0};
     }
   }
 
-  __device__ void advance() { tile += gridDim.x / kClusterM; }
+  __device__ void advance() { unit += gridDim.x / kClusterM; }
 };
 
 }  // namespace gemmops::kernels::sm90

@@ -37,6 +37,18 @@ Stream to_stream(nb::handle stream, const Arguments& args) {
                         "__cuda_stream__); got " + py_type_name(stream.type())).c_str());
 }
 
+/// The bytes of a workspace tensor, whatever its dtype: torch tensors (anything with data_ptr()
+/// and nbytes) directly, other tensors through the usual conversion.
+Workspace workspace_bytes(nb::handle t) {
+  if (nb::hasattr(t, "data_ptr") && nb::hasattr(t, "nbytes")) {
+    if (nb::hasattr(t, "is_contiguous") && !nb::cast<bool>(t.attr("is_contiguous")()))
+      throw nb::value_error("workspace: must be contiguous");
+    return {reinterpret_cast<void*>(nb::cast<uintptr_t>(t.attr("data_ptr")())), nb::cast<std::size_t>(t.attr("nbytes"))};
+  }
+  TensorDesc d = to_tensor_desc(t, "workspace");
+  return {d.data, static_cast<std::size_t>(d.span_bytes())};
+}
+
 /// A tensor (its bytes) or a (pointer, bytes) pair; None with a workspace-hungry operator allocates
 /// one with torch on the stream's device (the caching allocator keeps it valid in stream order).
 Workspace to_workspace(nb::handle ws, const Operator& op, const Arguments& args, nb::object& keep) {
@@ -44,10 +56,7 @@ Workspace to_workspace(nb::handle ws, const Operator& op, const Arguments& args,
     nb::tuple t = nb::borrow<nb::tuple>(ws);
     return {reinterpret_cast<void*>(nb::cast<uintptr_t>(t[0])), nb::cast<std::size_t>(t[1])};
   }
-  if (!ws.is_none()) {
-    TensorDesc d = to_tensor_desc(ws, "workspace");
-    return {d.data, static_cast<std::size_t>(d.span_bytes())};
-  }
+  if (!ws.is_none()) return workspace_bytes(ws);
   std::size_t bytes = op.workspace_size(args);
   if (bytes == 0) return {};
   const Device& device = operand_out(args).device;
@@ -56,8 +65,7 @@ Workspace to_workspace(nb::handle ws, const Operator& op, const Arguments& args,
     throw nb::value_error(("workspace: " + op.name() + " needs " + std::to_string(bytes) + " bytes on " +
                            device.to_string() + "; pass workspace=").c_str());
   keep = torch.attr("empty")(bytes, nb::arg("dtype") = torch.attr("uint8"), nb::arg("device") = device.to_string());
-  TensorDesc d = to_tensor_desc(keep, "workspace");
-  return {d.data, bytes};
+  return workspace_bytes(keep);
 }
 
 }  // namespace

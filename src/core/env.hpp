@@ -30,5 +30,8 @@ std::optional<int> raster_band();
 /// GEMMOPS_MAX_SMS: at most this many SMs for a persistent sm90 kernel (leaves the rest to kernels
 /// running beside it, e.g. expert-parallel communication); default: all of them.
 std::optional<int> max_sms();
+/// GEMMOPS_SPLIT_K: ways to split K on the sm90 M-grouped kernels instead of the estimate's choice
+/// (tests and experiments; capped by the kernel's limit).
+std::optional<int> split_k();
 
 }  // namespace gemmops::env

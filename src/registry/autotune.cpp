@@ -21,13 +21,21 @@ Result<double> time_runs(const Operator& op, const Arguments& args, const Artifa
                          const AutotuneOptions& o) {
   const bool on_gpu = operand_a(args).device.is_cuda();
   const int ordinal = operand_a(args).device.index;
-  for (int i = 0; i < o.warmup; ++i) GEMMOPS_TRY(op.run(args, artifact, o.stream));
+  // The candidate's own workspace, if it wants one (split-K partials), freed after its timing.
+  DeviceBuffer scratch;
+  Workspace ws;
+  if (const std::size_t bytes = op.workspace_size(args); bytes > 0) {
+    if (!on_gpu) return invalid_argument("workspace: " + op.name() + " wants device workspace for host operands");
+    GEMMOPS_ASSIGN_OR_RETURN(scratch, DeviceBuffer::allocate(bytes, ordinal));
+    ws = {scratch.data(), bytes};
+  }
+  for (int i = 0; i < o.warmup; ++i) GEMMOPS_TRY(op.run(args, artifact, o.stream, ws));
   std::vector<double> us;
   if (on_gpu) {
     GEMMOPS_ASSIGN_OR_RETURN(EventTimer timer, EventTimer::create(ordinal));
     for (int i = 0; i < o.iterations; ++i) {
       GEMMOPS_TRY(timer.start(o.stream));
-      GEMMOPS_TRY(op.run(args, artifact, o.stream));
+      GEMMOPS_TRY(op.run(args, artifact, o.stream, ws));
       GEMMOPS_TRY(timer.stop(o.stream));
       GEMMOPS_ASSIGN_OR_RETURN(float ms, timer.elapsed_ms());
       us.push_back(double(ms) * 1e3);
@@ -35,7 +43,7 @@ Result<double> time_runs(const Operator& op, const Arguments& args, const Artifa
   } else {
     for (int i = 0; i < o.iterations; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
-      GEMMOPS_TRY(op.run(args, artifact, o.stream));
+      GEMMOPS_TRY(op.run(args, artifact, o.stream, ws));
       us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
   }

@@ -2,9 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sm90/grouped_gemm.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
+#include "core/env.hpp"
 #include "cuda/module.hpp"
 #include "jit/compile.hpp"
 #include "sm90/heuristics.hpp"
@@ -100,11 +102,24 @@ Result<Artifact> GroupedGemmOperator::do_compile(const Arguments& args) const {
   return Artifact(name(), std::move(impl), std::move(description));
 }
 
-Status GroupedGemmOperator::do_run(const Arguments& args, const Artifact& artifact, Stream stream, Workspace) const {
+int GroupedGemmOperator::splits_for(const KernelProblem& p) const {
+  if (auto forced = env::split_k()) return std::clamp(*forced, 1, max_split_k(p));
+  return choose_split_k(p, design_).splits;
+}
+
+std::size_t GroupedGemmOperator::do_workspace_size(const Arguments& args) const {
+  auto p = map_problem(args);
+  if (!p) return 0;
+  return split_k_workspace_bytes(*p, config_for(*p), splits_for(*p));
+}
+
+Status GroupedGemmOperator::do_run(const Arguments& args, const Artifact& artifact, Stream stream,
+                                   Workspace workspace) const {
   GEMMOPS_ASSIGN_OR_RETURN(KernelProblem p, map_problem(args));
   const auto* impl = artifact.get<Sm90Artifact>();
   GEMMOPS_TRY(check_artifact_fits(impl->config, config_for(p)));
-  return launch_grouped(p, impl->config, *impl->module, impl->compiled->lowered_names[0], stream);
+  return launch_grouped(p, impl->config, *impl->module, impl->compiled->lowered_names[0], stream, splits_for(p),
+                        workspace);
 }
 
 double GroupedGemmOperator::do_estimated_time_us(const Arguments& args, const Target&) const {

@@ -24,7 +24,10 @@ class GroupedGemmOperator final : public Operator {
   Result<Artifact> do_compile(const Arguments& args) const override;
   Status do_run(const Arguments& args, const Artifact& artifact, Stream stream, Workspace workspace) const override;
   double do_estimated_time_us(const Arguments& args, const Target& target) const override;
+  std::size_t do_workspace_size(const Arguments& args) const override;
   KernelConfig config_for(const KernelProblem& p) const;
+  /// Ways to split K for `p`: GEMMOPS_SPLIT_K if set, else the estimate's choice.
+  int splits_for(const KernelProblem& p) const;
 
   Sm90Design design_;
   DType ab_, out_;

@@ -16,6 +16,8 @@ constexpr double kLaunchUs = 10.0;       // launch, scheduler table and pipeline
 // What a direct (register) store of a tile costs the main loop, as a bandwidth per SM share (fitted).
 constexpr double kStoreBandwidth = 2.3e12;
 constexpr double kTmaStoreShare = 0.33;  // the part of that cost the TMA epilogue does not overlap
+constexpr double kSplitKMemsetUs = 2.0;  // clearing the split-K flags before the launch
+constexpr double kSplitKMinGain = 0.9;   // a split must promise to save 10%
 
 // The constants above marked fitted and each design's Calibration (designs.cpp) are fitted to a
 // sweep that timed every design on the 80 MoE shapes of the shared moe_shapes.csv, forward and
@@ -25,7 +27,25 @@ constexpr double kTmaStoreShare = 0.33;  // the part of that cost the TMA epilog
 
 }  // namespace
 
-double estimate_time_us(const KernelProblem& p, const Sm90Design& d) {
+int max_split_k(const KernelProblem& p) {
+  if (p.kind == OperationKind::grouped_k) return 1;
+  const int64_t k_blocks = (p.k + 63) / 64;
+  return static_cast<int>(std::clamp<int64_t>(k_blocks / kMinSplitKBlocks, 1, kMaxSplitK));
+}
+
+double estimate_time_us(const KernelProblem& p, const Sm90Design& d) { return choose_split_k(p, d).us; }
+
+SplitKChoice choose_split_k(const KernelProblem& p, const Sm90Design& d) {
+  SplitKChoice best{1, estimate_time_us(p, d, 1)};
+  const double unsplit = best.us;
+  for (int s = 2; s <= max_split_k(p); ++s) {
+    const double us = estimate_time_us(p, d, s);
+    if (us < best.us && us < kSplitKMinGain * unsplit) best = {s, us};
+  }
+  return best;
+}
+
+double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits) {
   const Design& t = d.design;
   const Calibration& cal = d.calibration;
   const bool k_grouped = p.kind == OperationKind::grouped_k;
@@ -40,16 +60,19 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d) {
   const double m_units_per_group = std::ceil(rows_per_group / unit_m);
   const double m_tiles = groups * m_units_per_group * t.cluster_m;
   const double n_tiles = std::ceil(double(p.n) / t.tile_n);
-  const double waves = std::ceil(m_tiles * n_tiles / (std::floor(kSms / t.cluster_m) * t.cluster_m));
+  // Split-K: each tile is `splits` units over 1/splits of K; the last adds the others' fp32 partials.
+  const double waves = std::ceil(m_tiles * n_tiles * splits / (std::floor(kSms / t.cluster_m) * t.cluster_m));
   // A K-grouped group's last k-block is partial, but costs a whole one.
-  const double k_blocks = k_grouped ? std::ceil(k_per_tile / t.tile_k) + 0.5 : std::ceil(k_per_tile / t.tile_k);
+  const double k_blocks = k_grouped ? std::ceil(k_per_tile / t.tile_k) + 0.5 : std::ceil(k_per_tile / t.tile_k / splits);
   const double tile_us =
       2.0 * t.tile_m * t.tile_n * k_blocks * t.tile_k / (kPeakFlops / kSms * cal.mainloop_efficiency) * 1e6;
   // Storing a tile from registers stalls the main loop for its bytes; the TMA epilogue overlaps
-  // most of that with the next tile.
+  // most of that with the next tile. A split unit writes (or the last one reads) fp32 partials.
   const double out_esize = double(size_of(p.out->dtype));
   const double store_us = double(t.tile_m) * t.tile_n * out_esize / (kStoreBandwidth / kSms) * 1e6;
-  const double epilogue_us = t.epilogue == Epilogue::tma_store ? kTmaStoreShare * store_us : store_us;
+  const double partial_us =
+      splits > 1 ? double(t.tile_m) * t.tile_n * 4.0 * (splits - 1) / (kStoreBandwidth / kSms) * 1e6 : 0.0;
+  const double epilogue_us = (t.epilogue == Epilogue::tma_store ? kTmaStoreShare * store_us : store_us) + partial_us;
   // Ping-pong hides every epilogue but the CTA's last under the other warpgroup's main loop.
   const double compute_us = t.schedule == Schedule::pingpong
                                 ? waves * (tile_us + cal.tile_overhead_us) + epilogue_us
@@ -63,7 +86,7 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d) {
   const double dram_us = (a_bytes + b_bytes + out_bytes) / (kBandwidth * cal.bandwidth_efficiency) * 1e6;
   const double b_tile_reads = double(p.k) * double(p.n) * esize * (k_grouped ? m_units_per_group : m_tiles / t.cluster_m);
   const double l2_us = (a_bytes * n_tiles + b_tile_reads + out_bytes) / kL2Bandwidth * 1e6;
-  return kLaunchUs + std::max({compute_us, dram_us, l2_us});
+  return kLaunchUs + (splits > 1 ? kSplitKMemsetUs : 0.0) + std::max({compute_us, dram_us, l2_us});
 }
 
 }  // namespace gemmops::sm90

@@ -7,9 +7,24 @@
 
 namespace gemmops::sm90 {
 
-/// Estimated microseconds for `p` on an H100/H200-class part. Pure: no device query, so discovery
-/// orders the same way on every machine. Group sizes are unknown on the host (device offsets), so
-/// grouped problems are modelled with rows spread evenly over the groups.
+/// The split-K factor that estimate chose (1: none) and its time.
+struct SplitKChoice {
+  int splits = 1;
+  double us = 0;
+};
+
+/// Estimated microseconds for `p` on an H100/H200-class part, with the best split of K (M-grouped
+/// forms only; a split must gain 10% to be chosen). Pure: no device query, so discovery orders the
+/// same way on every machine. Group sizes are unknown on the host (device offsets), so grouped
+/// problems are modelled with rows spread evenly over the groups.
+SplitKChoice choose_split_k(const KernelProblem& p, const Sm90Design& d);
 double estimate_time_us(const KernelProblem& p, const Sm90Design& d);
+/// The estimate with K split `splits` ways (1: not split).
+double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits);
+/// The most ways K may be split: every unit keeps at least kMinSplitKBlocks k-blocks, so its
+/// pipeline still fills; 1 for the K-grouped form.
+int max_split_k(const KernelProblem& p);
+inline constexpr int kMinSplitKBlocks = 4;
+inline constexpr int kMaxSplitK = 8;
 
 }  // namespace gemmops::sm90

@@ -47,7 +47,31 @@ int raster_band(const KernelConfig& c, int64_t concurrent_units) {
   return std::max(1, band);
 }
 
+// Flags first, then the partials at a 256-byte boundary.
+std::size_t split_k_flag_bytes(int64_t slots) { return (static_cast<std::size_t>(slots) * 4 + 255) / 256 * 256; }
+
+int64_t split_k_slots(const KernelProblem& p, const KernelConfig& c) {
+  const int64_t parts = c.pingpong() ? 1 : c.consumers;  // warpgroups that own rows of one tile
+  return max_scheduler_units(p, c) * c.cluster_m * parts;
+}
+
 }  // namespace
+
+int64_t max_scheduler_units(const KernelProblem& p, const KernelConfig& c) {
+  const int64_t n_tiles = (p.n + c.tile_n - 1) / c.tile_n;
+  const int64_t m_units_of_rows = (p.rows + c.unit_m() - 1) / c.unit_m();
+  const int64_t m_units_bound = p.kind == OperationKind::grouped_k
+                                    ? p.groups * m_units_of_rows
+                                    : m_units_of_rows + (p.offsets != nullptr ? std::min(p.groups, p.rows) : 0);
+  return std::max<int64_t>(1, m_units_bound * n_tiles);
+}
+
+std::size_t split_k_workspace_bytes(const KernelProblem& p, const KernelConfig& c, int splits) {
+  if (splits <= 1) return 0;
+  const int64_t slots = split_k_slots(p, c);
+  const auto slot_bytes = static_cast<std::size_t>(c.warpgroup_rows()) * c.tile_n * 4;
+  return split_k_flag_bytes(slots) + static_cast<std::size_t>(slots) * (splits - 1) * slot_bytes;
+}
 
 Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, const KernelConfig& c) {
   GEMMOPS_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
@@ -103,11 +127,12 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   params.n = static_cast<int32_t>(p.n);
   params.k = static_cast<int32_t>(p.k);
   params.raster_band = 1;
+  params.k_splits = 1;
   return params;
 }
 
 Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda::LazyModule& module,
-                      const std::string& lowered_name, Stream stream) {
+                      const std::string& lowered_name, Stream stream, int splits, Workspace workspace) {
   if (p.rows == 0 || p.n == 0 || p.groups == 0) return Status::ok();
   const int ordinal = p.a->device.index;
   GEMMOPS_TRY(cuda::make_current(ordinal));
@@ -121,15 +146,22 @@ Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda:
   GEMMOPS_ASSIGN_OR_RETURN(CUfunction fn, module.function(ordinal, lowered_name));
   GEMMOPS_ASSIGN_OR_RETURN(kernels::sm90::GroupedGemmParams params, make_params(p, c));
 
-  // Persistent grid: at most one CTA per SM, and no more scheduler units than there can be. The
-  // exact count needs the offsets (on the device), so bound it: every group adds at most one
-  // partial unit. A unit is one tile per CTA of a cluster.
-  const int64_t n_tiles = (p.n + c.tile_n - 1) / c.tile_n;
-  const int64_t m_units_of_rows = (p.rows + c.unit_m() - 1) / c.unit_m();
-  const int64_t m_units_bound = p.kind == OperationKind::grouped_k
-                                    ? p.groups * m_units_of_rows
-                                    : m_units_of_rows + (p.offsets != nullptr ? p.groups : 0);
-  const int64_t units_bound = std::max<int64_t>(1, m_units_bound * n_tiles);
+  if (splits > 1) {
+    const std::size_t need = split_k_workspace_bytes(p, c, splits);
+    if (workspace.data == nullptr || workspace.bytes < need)
+      return invalid_argument("workspace: split-K " + std::to_string(splits) + " ways needs " + std::to_string(need) +
+                              " bytes; got " + std::to_string(workspace.data ? workspace.bytes : 0));
+    const int64_t slots = split_k_slots(p, c);
+    auto* base = static_cast<unsigned char*>(workspace.data);
+    params.k_splits = splits;
+    params.split_flags = reinterpret_cast<int32_t*>(base);
+    params.partials = reinterpret_cast<float*>(base + split_k_flag_bytes(slots));
+    GEMMOPS_CU(*api, cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(base), 0, split_k_flag_bytes(slots),
+               static_cast<CUstream>(stream));
+  }
+  // Persistent grid: at most one CTA per SM, and no more scheduler units than there can be. A
+  // unit is one tile per CTA of a cluster (one part of K of it with split-K).
+  const int64_t units_bound = max_scheduler_units(p, c) * std::max(1, splits);
   cuda::LaunchConfig lc;
   lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
   lc.block[0] = static_cast<unsigned>(c.threads());

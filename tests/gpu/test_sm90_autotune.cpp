@@ -41,7 +41,7 @@ TEST(Sm90Autotune, orders_the_gpu_operators_by_event_time_and_its_pick_is_correc
   // The pick, run once more on poisoned output, matches the reference.
   auto poisoned = DeviceProblem::upload(host);
   ASSERT_TRUE(poisoned);
-  ASSERT_TRUE(tuned[0].op->run(poisoned->args));
+  ASSERT_TRUE(poisoned->run(*tuned[0].op));
   ASSERT_TRUE(synchronize());
   auto out = poisoned->download_out(host.out);
   ASSERT_TRUE(out);

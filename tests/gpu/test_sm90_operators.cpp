@@ -84,7 +84,7 @@ TEST_P(Sm90OperatorTest, matches_the_float64_reference_on_random_problems) {
     ASSERT_TRUE(s) << s.to_string();
     auto artifact = op->compile(dev->args);
     ASSERT_TRUE(artifact) << artifact.status().to_string();
-    s = op->run(dev->args, *artifact);
+    s = dev->run(*op, *artifact);
     ASSERT_TRUE(s) << s.to_string();
     s = synchronize();
     ASSERT_TRUE(s) << s.to_string();
@@ -115,7 +115,7 @@ TEST_P(Sm90OperatorTest, k_grouped_ignores_k_past_each_group_even_nan) {
   }
   auto dev = DeviceProblem::upload(host);
   ASSERT_TRUE(dev) << dev.status().to_string();
-  Status s = op->run(dev->args);
+  Status s = dev->run(*op);
   ASSERT_TRUE(s) << s.to_string();
   ASSERT_TRUE(synchronize());
   auto got = dev->download_out(host.out);
@@ -149,7 +149,7 @@ void check_many_tiles_on_one_cluster(const OperatorPtr& op, OperationKind kind) 
   HostProblem host = make_problem(spec, rng);
   auto dev = DeviceProblem::upload(host);
   ASSERT_TRUE(dev) << dev.status().to_string();
-  Status s = op->run(dev->args);
+  Status s = dev->run(*op);
   ASSERT_TRUE(s) << s.to_string();
   s = synchronize();
   ASSERT_TRUE(s) << s.to_string();
@@ -169,6 +169,82 @@ TEST_P(Sm90OperatorTest, many_k_grouped_tiles_per_cta_with_k_longer_than_the_rin
   check_many_tiles_on_one_cluster(GetParam(), OperationKind::grouped_k);
 }
 
+// Split-K forced on: the units of a tile sum disjoint k-blocks on different CTAs and the last one
+// adds the others' partials. Ragged groups (empty, 1-row, past-the-end rows), K not a multiple of
+// the split, more splits than some tiles have rows for; and on one cluster, where every unit of a
+// tile runs on the same CTA in turn (a wait on a later unit would hang there).
+struct ForcedSplitK {
+  explicit ForcedSplitK(int splits, bool one_cluster = false) {
+    ::setenv("GEMMOPS_SPLIT_K", std::to_string(splits).c_str(), 1);
+    if (one_cluster) ::setenv("GEMMOPS_MAX_SMS", "2", 1);
+  }
+  ~ForcedSplitK() {
+    ::unsetenv("GEMMOPS_SPLIT_K");
+    ::unsetenv("GEMMOPS_MAX_SMS");
+  }
+};
+
+void check_split_k(const OperatorPtr& op, int splits, bool one_cluster) {
+  const OperatorMetadata& m = op->metadata();
+  const int64_t tm = m.design.tile_m, tn = m.design.tile_n;
+  std::vector<ProblemSpec> specs;
+  ProblemSpec s;
+  s.a = s.b = m.constraints.a_dtypes.at(0);
+  s.out = m.constraints.out_dtypes.at(0);
+  s.kind = OperationKind::grouped_m;
+  s.m = 3 * tm + 17, s.n = 2 * tn + 8, s.k = 64 * 13 + 8, s.groups = 6, s.trailing = 3;
+  specs.push_back(s);
+  s.m = 40, s.n = tn + 64, s.k = 2048, s.groups = 37, s.trailing = 1;  // decode-like
+  specs.push_back(s);
+  s.b_major = Major::mn;
+  s.kind = OperationKind::gemm;
+  s.m = 2 * tm - 1, s.n = tn + 72, s.k = 64 * 9, s.groups = 1, s.trailing = 0;
+  specs.push_back(s);
+  ForcedSplitK forced(splits, one_cluster);
+  std::mt19937 rng(splits * 31 + one_cluster);
+  for (const ProblemSpec& spec : specs) {
+    SCOPED_TRACE(spec.describe() + " split-K " + std::to_string(splits));
+    HostProblem host = make_problem(spec, rng);
+    auto dev = DeviceProblem::upload(host);
+    ASSERT_TRUE(dev) << dev.status().to_string();
+    EXPECT_GT(op->workspace_size(dev->args), 0u);
+    Status st = dev->run(*op);
+    ASSERT_TRUE(st) << st.to_string();
+    st = synchronize();
+    ASSERT_TRUE(st) << st.to_string();
+    auto out = dev->download_out(host.out);
+    ASSERT_TRUE(out) << out.status().to_string();
+    const Comparison c = compare(*out, reference_result(host.arguments()), default_tolerance(spec.out, spec.k));
+    EXPECT_TRUE(c.ok()) << c.describe();
+  }
+}
+
+TEST_P(Sm90OperatorTest, split_k_matches_the_reference) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  check_split_k(GetParam(), 2, false);
+  check_split_k(GetParam(), 3, false);
+}
+
+TEST_P(Sm90OperatorTest, split_k_on_one_cluster_runs_every_unit_of_a_tile_in_turn) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  check_split_k(GetParam(), 3, true);
+}
+
+TEST_P(Sm90OperatorTest, run_without_the_workspace_split_k_needs_is_refused) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  const OperatorPtr& op = GetParam();
+  std::mt19937 rng(5);
+  ProblemSpec spec = problems_for(op->metadata()).front();
+  spec.k = 64 * 8;
+  HostProblem host = make_problem(spec, rng);
+  auto dev = DeviceProblem::upload(host);
+  ASSERT_TRUE(dev);
+  ForcedSplitK forced(2);
+  const Status s = op->run(dev->args);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("workspace"), std::string::npos) << s.to_string();
+}
+
 TEST_P(Sm90OperatorTest, checker_rejects_a_result_shifted_by_one_row) {
   // Negative control: the comparison must fail when the kernel's rows are off by one.
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
@@ -179,7 +255,7 @@ TEST_P(Sm90OperatorTest, checker_rejects_a_result_shifted_by_one_row) {
   HostProblem host = make_problem(spec, rng);
   auto dev = DeviceProblem::upload(host);
   ASSERT_TRUE(dev);
-  ASSERT_TRUE(op->run(dev->args));
+  ASSERT_TRUE(dev->run(*op));
   ASSERT_TRUE(synchronize());
   auto out = dev->download_out(host.out);
   ASSERT_TRUE(out);

@@ -182,6 +182,26 @@ def test_gpu_cuda_graph_capture_and_replay():
     torch.testing.assert_close(out, loop_reference(A, B, offsets))
 
 
+@pytest.mark.gpu
+def test_gpu_split_k_in_a_cuda_graph_uses_a_workspace_from_the_graph_pool(monkeypatch):
+    # Split-K wants a workspace (partials and flags, cleared on the stream); run() takes it from
+    # torch's allocator, inside the capture too, and replays see new inputs.
+    monkeypatch.setenv("GEMMOPS_SPLIT_K", "3")
+    A, B, offsets = make_problem("cuda", torch.bfloat16, sizes=(1, 0, 130, 7), tail=5, K=1024, N=192, seed=2)
+    gtorch.grouped_mm(A, B, offsets)  # compiles outside the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        with torch.cuda.graph(graph, stream=stream):
+            out = gtorch.grouped_mm(A, B, offsets)
+    for seed in range(2):
+        A.copy_((torch.randint(-4, 5, A.shape, generator=torch.Generator().manual_seed(seed)) / 8).to(A.dtype))
+        graph.replay()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out, loop_reference(A, B, offsets))
+
+
 def test_meta_tensors_are_fake_operands_for_discovery_and_compile():
     import gemmops as ops
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gemmops/device.hpp"
+#include "gemmops/operator.hpp"
 #include "gemmops/target.hpp"
 #include "support/random_problems.hpp"
 
@@ -23,8 +24,17 @@ namespace gemmops::testing {
 /// Device copies of every operand's whole storage (poison bytes of out included), and
 /// arguments whose descriptors point at them with the host strides.
 struct DeviceProblem {
-  DeviceBuffer A, B, out, offsets;
+  DeviceBuffer A, B, out, offsets, workspace;
   Arguments args;
+
+  /// Runs `op` on the default stream with the workspace it asks for (split-K partials).
+  Status run(const Operator& op, const Artifact& artifact = {}) {
+    const std::size_t bytes = op.workspace_size(args);
+    if (bytes > workspace.bytes()) {
+      GEMMOPS_ASSIGN_OR_RETURN(workspace, DeviceBuffer::allocate(bytes, workspace_ordinal()));
+    }
+    return op.run(args, artifact, nullptr, Workspace{bytes > 0 ? workspace.data() : nullptr, bytes});
+  }
 
   static Result<DeviceProblem> upload(const HostProblem& h, int ordinal = 0) {
     DeviceProblem d;
@@ -58,6 +68,7 @@ struct DeviceProblem {
   }
 
  private:
+  int workspace_ordinal() const { return A.ordinal(); }
   static Result<DeviceBuffer> copy(const HostTensor& t, int ordinal) {
     GEMMOPS_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::allocate(t.storage.size(), ordinal));
     GEMMOPS_TRY(b.copy_from_host(t.storage.data(), t.storage.size()));

@@ -26,6 +26,15 @@ std::string estimate(const Operator& op, const Arguments& args, const std::optio
   return buf;
 }
 
+// Scratch bytes run() needs (split-K partials, for example): "-" for none.
+std::string workspace(const Operator& op, const Arguments& args) {
+  const std::size_t bytes = op.workspace_size(args);
+  if (bytes == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / (1 << 20));
+  return buf;
+}
+
 int list(const ProblemSpec& spec) {
   std::optional<Target> target;
   Device device = candidate_devices(spec).front();
@@ -42,13 +51,13 @@ int list(const ProblemSpec& spec) {
               shown ? shown->to_string().c_str() : "unknown");
 
   auto wanted = [&](const OperatorPtr& op) { return spec.operator_name.empty() || (op && op->name() == spec.operator_name); };
-  Table supported({"#", "operator", "design", "target", "est. us"});
+  Table supported({"#", "operator", "design", "target", "est. us", "workspace"});
   int rank = 0;
   for (const OperatorPtr& op : get_operators(args, target)) {
     ++rank;
     if (!wanted(op)) continue;
     supported.add_row({std::to_string(rank), op->name(), op->metadata().design.to_string(),
-                       op->metadata().target.to_string(), estimate(*op, args, shown)});
+                       op->metadata().target.to_string(), estimate(*op, args, shown), workspace(*op, args)});
   }
   Table rejected({"operator", "reason"});
   for (const Rejection& r : get_rejections(args, target)) {
