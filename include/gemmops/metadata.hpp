@@ -28,7 +28,11 @@ struct Design {
   int stages = 0;
   Schedule schedule = Schedule::custom;
   Epilogue epilogue = Epilogue::store;
-  /// "128x256x64_c2x1_s4_coop", with "_tma" for the TMA epilogue ("cpu" for the host provider).
+  /// TMA epilogue: tiles' worth of staging shared memory per consumer warpgroup; more keep more
+  /// stores in flight (store-bound shapes) at the price of pipeline stages.
+  int epilogue_buffers = 1;
+  /// "128x256x64_c2x1_s4_coop", with "_tma" for the TMA epilogue ("_tma3" with 3 staging buffers;
+  /// "cpu" for the host provider).
   std::string to_string() const;
   friend bool operator==(const Design&, const Design&) = default;
 };

@@ -37,6 +37,7 @@ struct KernelConfig {
   GroupAxis group_axis = GroupAxis::m;
   int cluster_m = 1;         // CTAs of a cluster along M; they share (multicast) each B tile
   int epilogue = 0;          // 0: direct 16-byte stores; 1: staged in shared memory, TMA bulk stores
+  int epilogue_buffers = 1;  // TMA epilogue: staging of this many tiles per warpgroup, one ring of boxes
   KernelSchedule schedule = KernelSchedule::cooperative;
 
   /// Rows of one scheduler unit: the cluster's CTAs take consecutive tiles of one group.
@@ -57,10 +58,11 @@ struct KernelConfig {
   GEMMOPS_HD constexpr int stage_bytes() const { return a_stage_bytes() + b_stage_bytes(); }
   /// full and empty per stage, and the two ping-pong turn barriers.
   GEMMOPS_HD constexpr int barrier_bytes() const { return 16 * stages + 16; }
-  /// Staging of the TMA epilogue: a warpgroup's rows x TILE_N of 16-bit per consumer warpgroup.
-  GEMMOPS_HD constexpr int epilogue_bytes() const {
-    return epilogue == 1 ? consumers * warpgroup_rows() * tile_n * 2 : 0;
+  /// Staging of the TMA epilogue, per consumer warpgroup: epilogue_buffers x its rows x TILE_N of 16-bit.
+  GEMMOPS_HD constexpr int epilogue_warpgroup_bytes() const {
+    return epilogue == 1 ? epilogue_buffers * warpgroup_rows() * tile_n * 2 : 0;
   }
+  GEMMOPS_HD constexpr int epilogue_bytes() const { return consumers * epilogue_warpgroup_bytes(); }
   /// The scheduler's table: per group its tile prefix, first row and end row.
   GEMMOPS_HD static constexpr int scheduler_bytes(int groups) { return 12 * groups; }
   /// Dynamic shared memory a launch for `groups` groups asks for (1 KiB slack aligns the tiles).

@@ -20,14 +20,15 @@ struct TmaStoreEpilogue {
   static_assert(kOut != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");
   static constexpr int kBoxBytes = 64 * 128;  // 64 rows x 64 columns of 16-bit, 128B-swizzled
 
-  /// Stores a warpgroup's kAtoms 64-row slabs starting at row0. `staging`: kAtoms * (TILE_N / 64)
-  /// boxes, 1024-byte aligned. Slabs wholly inside the group go by TMA; the one that straddles the
-  /// group's end takes the masked direct store; slabs past the end store nothing.
-  template <int kTileN, int kAtoms>
+  /// Stores a warpgroup's kAtoms 64-row slabs starting at row0. `staging`: kBuffers * kAtoms *
+  /// (TILE_N / 64) boxes, 1024-byte aligned, used as a ring; `ring_pos` is the warpgroup's place in
+  /// it (0 before its first tile, carried from tile to tile). Slabs wholly inside the group go by
+  /// TMA; the one that straddles the group's end takes the masked direct store; slabs past the end
+  /// store nothing.
+  template <int kTileN, int kAtoms, int kBuffers>
   __device__ __forceinline__ static void store(const float (&d)[kAtoms][kTileN / 2], const GroupedGemmParams& p,
-                                               ::cuda::std::uint8_t* staging, int consumer, int row0, int row_end,
-                                               int col0) {
-    constexpr int kSlabBytes = (kTileN / 64) * kBoxBytes;
+                                               ::cuda::std::uint8_t* staging, int& ring_pos, int consumer, int row0,
+                                               int row_end, int col0) {
     const int rows_left = row_end - row0;
     const int full = rows_left <= 0 ? 0 : (rows_left / 64 < kAtoms ? rows_left / 64 : kAtoms);
 #pragma unroll
@@ -39,12 +40,12 @@ struct TmaStoreEpilogue {
     const int t = threadIdx.x % 128;
     const int barrier = 1 + consumer;  // named barrier of this warpgroup (0 is __syncthreads')
     const int r = (t / 32) * 16 + (t % 32) / 4;  // row in the slab (and r + 8)
-    // The staging boxes form a ring, written in the same order every tile, each box's store its own
-    // bulk group: before a box is overwritten only its own previous store has to have read it, so
-    // up to kRing - 1 boxes of stores stay in flight while the next ones are staged. (Waiting for
-    // all stores at once drained the queue every tile: store-bound shapes ran at ~2.1-2.7 TB/s.)
+    // The staging boxes form a ring, written in order, each box's store its own bulk group: before
+    // a box is overwritten only its own previous store has to have read it, so up to kRing - 1
+    // boxes of stores stay in flight while the next ones are staged. (Waiting for all stores at
+    // once drained the queue every tile: store-bound shapes ran at ~2.1-2.7 TB/s.)
     constexpr int kBoxes = kTileN / 64;
-    constexpr int kRing = kAtoms * kBoxes;
+    constexpr int kRing = kBuffers * kAtoms * kBoxes;
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a) {
       if (a >= full) break;
@@ -52,7 +53,8 @@ struct TmaStoreEpilogue {
       for (int box = 0; box < kBoxes; ++box) {
         if (t == 0) ptx::tma_store_wait_read<kRing - 1>();
         ptx::named_barrier_sync(barrier, 128);
-        ::cuda::std::uint8_t* dst = staging + a * kSlabBytes + box * kBoxBytes;
+        ::cuda::std::uint8_t* dst = staging + ring_pos * kBoxBytes;
+        ring_pos = ring_pos + 1 == kRing ? 0 : ring_pos + 1;
 #pragma unroll
         for (int chunk = 0; chunk < 8; ++chunk) {
           const int j = box * 8 + chunk;  // 8-column block of the accumulator fragment
@@ -74,9 +76,12 @@ struct TmaStoreEpilogue {
         }
       }
     }
-    // A tile that staged fewer boxes than the ring holds breaks the count the waits above rely on;
-    // draining keeps them right (only a group's last tile can be short).
-    if (t == 0 && full < kAtoms) ptx::tma_store_wait_read<0>();
+    // The waits above count on every box of the ring having been stored before its turn comes
+    // again; a short tile (a group's last) breaks that, so it drains, and the ring starts afresh.
+    if (full < kAtoms) {
+      if (t == 0) ptx::tma_store_wait_read<0>();
+      ring_pos = 0;
+    }
   }
 
   /// Before the CTA exits: the last stores must be complete.

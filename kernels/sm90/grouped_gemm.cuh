@@ -35,7 +35,7 @@ template <KernelConfig C>
 struct SharedStorage {
   uint8_t* a;        // (STAGES, TILE_M, TILE_K) K-major or (STAGES, TILE_M/64, TILE_K, 64) M-major, 16-bit
   uint8_t* b;        // (STAGES, TILE_N, TILE_K) K-major, or (STAGES, TILE_N/64, TILE_K, 64) N-major
-  uint8_t* epi;      // (CONSUMERS, M_ATOMS, TILE_N/64, 64, 64) staging of the TMA epilogue (empty otherwise)
+  uint8_t* epi;      // (CONSUMERS, BUFFERS * M_ATOMS * TILE_N/64, 64, 64) TMA epilogue staging (empty otherwise)
   uint64_t* full;    // (STAGES,) TMA bytes landed
   uint64_t* empty;   // (STAGES,) consumers done with the stage
   uint64_t* turn;    // (2,) ping-pong: turn[c] completes when warpgroup c may start its next main loop
@@ -179,7 +179,8 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
   // is what makes skipping safe: the stages skipped have all been waited for, so a stage this
   // warpgroup waits on is never a whole ring ahead of its barrier (the parity would alias).
   uint32_t turn_phase = 0;
-  int nth = 0;  // tiles this CTA has walked
+  int nth = 0;       // tiles this CTA has walked
+  int ring_pos = 0;  // the TMA epilogue's place in this warpgroup's ring of staging boxes
   for (Tiles<C> it(p, s.table); it.valid(); it.advance(), ++nth) {
     const TileCoord tc = it.current();
     const int k_blocks = k_blocks_of(tc);
@@ -263,8 +264,8 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         continue;
     }
     if constexpr (C.epilogue == 1) {
-      TmaStoreEpilogue<C.out>::template store<C.tile_n, kAtoms>(
-          acc, p, s.epi + consumer * C.warpgroup_rows() * C.tile_n * 2, consumer, row0, tc.row_end, tc.col0);
+      TmaStoreEpilogue<C.out>::template store<C.tile_n, kAtoms, C.epilogue_buffers>(
+          acc, p, s.epi + consumer * C.epilogue_warpgroup_bytes(), ring_pos, consumer, row0, tc.row_end, tc.col0);
     } else {
 #pragma unroll
       for (int a = 0; a < kAtoms; ++a)

@@ -81,6 +81,8 @@ nb::dict metadata_to_dict(const OperatorMetadata& md) {
   design["cluster"] = nb::make_tuple(d.cluster_m, d.cluster_n);
   design["stages"] = d.stages;
   design["schedule"] = std::string(name(d.schedule));
+  design["epilogue"] = std::string(name(d.epilogue));
+  design["epilogue_buffers"] = d.epilogue_buffers;
   design["name"] = d.to_string();
 
   const OperandConstraints& c = md.constraints;

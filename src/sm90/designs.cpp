@@ -5,9 +5,10 @@
 namespace gemmops::sm90 {
 namespace {
 
-constexpr Design tile(int m, int n, int stages, Schedule s, int cluster_m = 1, Epilogue e = Epilogue::store) {
+constexpr Design tile(int m, int n, int stages, Schedule s, int cluster_m = 1, Epilogue e = Epilogue::store,
+                      int epilogue_buffers = 1) {
   return Design{.tile_m = m, .tile_n = n, .tile_k = 64, .cluster_m = cluster_m, .cluster_n = 1, .stages = stages,
-                .schedule = s, .epilogue = e};
+                .schedule = s, .epilogue = e, .epilogue_buffers = epilogue_buffers};
 }
 
 // Stages fill the ~227 KiB of shared memory a Hopper block may use, leaving room for the
@@ -22,6 +23,9 @@ const Sm90Design kDesigns[] = {
     // price of one stage of shared memory for the staging slabs (16-bit outputs only).
     {tile(128, 256, 3, Schedule::cooperative, 2, Epilogue::tma_store), 2, {0.89, 0.73, 0.5}},
     {tile(128, 128, 5, Schedule::cooperative, 2, Epilogue::tma_store), 2, {0.78, 0.70, 0.0}},
+    // Store-bound (weight gradients of decode batches: one k-block a tile): three tiles of staging
+    // keep ~88 KiB of stores in flight per SM instead of ~24; three stages are plenty there.
+    {tile(128, 128, 3, Schedule::cooperative, 2, Epilogue::tma_store, 3), 2, {0.70, 0.60, 1.0}},
     {tile(128, 256, 4, Schedule::cooperative), 2, {0.95, 0.95, 0.0}},  // most FLOPs per byte of smem
     {tile(128, 128, 6, Schedule::cooperative), 2, {0.84, 0.85, 0.0}},  // mid-size N, more tiles
     // Ping-pong: each of the two warpgroups owns a whole tile and they take the CTA's tiles in

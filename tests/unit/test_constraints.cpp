@@ -149,6 +149,10 @@ TEST(Design, to_string_lists_tile_cluster_stages_schedule) {
   Design d{128, 256, 64, 2, 1, 4, Schedule::cooperative};
   EXPECT_EQ(d.to_string(), "128x256x64_c2x1_s4_coop");
   EXPECT_EQ(Design{}.to_string(), "custom");
+  d.epilogue = Epilogue::tma_store;
+  EXPECT_EQ(d.to_string(), "128x256x64_c2x1_s4_coop_tma");
+  d.epilogue_buffers = 3;
+  EXPECT_EQ(d.to_string(), "128x256x64_c2x1_s4_coop_tma3");
   Design cpu;
   cpu.schedule = Schedule::cpu_blocked;
   EXPECT_EQ(cpu.to_string(), "cpu");
