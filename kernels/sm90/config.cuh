@@ -39,6 +39,9 @@ struct KernelConfig {
   int epilogue = 0;          // 0: direct 16-byte stores; 1: staged in shared memory, TMA bulk stores
   int epilogue_buffers = 1;  // TMA epilogue: staging of this many tiles per warpgroup, one ring of boxes
   KernelSchedule schedule = KernelSchedule::cooperative;
+  // Split-K (M-grouped only): the kernel reads params.k_splits and fixes up split tiles. A separate
+  // instantiation, so the kernel that does not split carries none of its code.
+  bool split_k = false;
 
   /// Rows of one scheduler unit: the cluster's CTAs take consecutive tiles of one group.
   GEMMOPS_HD constexpr int unit_m() const { return tile_m * cluster_m; }

@@ -63,7 +63,7 @@ inline constexpr int kKBlockAlign =
     C.group_axis == GroupAxis::k && (C.a_major == AMajor::k || C.b_major == BMajor::k) ? 8 : 1;
 
 template <KernelConfig C>
-using Tiles = TileIterator<C.unit_m(), C.tile_n, C.cluster_m, C.group_axis, kKBlockAlign<C>>;
+using Tiles = TileIterator<C.unit_m(), C.tile_n, C.cluster_m, C.group_axis, kKBlockAlign<C>, C.split_k>;
 
 __device__ __forceinline__ int k_blocks_of(const TileCoord& tc) { return (tc.k_end - tc.k_begin + 63) / 64; }
 
@@ -259,7 +259,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
     if (prev_stage >= 0 && release_lane) release(prev_stage);
     if (live_atoms == 0) continue;
-    if constexpr (C.group_axis == GroupAxis::m) {  // split-K: only the tile's last unit stores
+    if constexpr (C.split_k) {  // only the tile's last unit stores
       if (p.k_splits > 1 && !split_k_fixup<C, kAtoms>(acc, p, tc, split_k_slot<C>(tc, rank, consumer), 1 + consumer))
         continue;
     }
@@ -288,6 +288,7 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   static_assert(C.epilogue == 0 || C.out != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");
   static_assert(C.b_major == BMajor::k || (C.tile_n / 64) % C.cluster_m == 0, "N-major B splits into whole atoms");
   static_assert(C.a_major == AMajor::k || C.tile_m % 64 == 0, "M-major A loads whole 64-row atoms");
+  static_assert(!C.split_k || C.group_axis == GroupAxis::m, "the K-grouped form never splits K");
   extern __shared__ uint8_t smem_raw[];
   SharedStorage<C> s(smem_raw, p.groups);
 

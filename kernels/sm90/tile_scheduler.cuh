@@ -87,7 +87,7 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
 /// tile is k_splits consecutive units, each summing a contiguous range of K's 64-wide blocks; the
 /// last one, which waits for the others, always has the highest number, so every unit waits only
 /// on units before it and a grid of co-resident CTAs cannot deadlock.
-template <int kTileM, int kTileN, int kClusterM, GroupAxis kAxis, int kKAlign = 1>
+template <int kTileM, int kTileN, int kClusterM, GroupAxis kAxis, int kKAlign = 1, bool kSplitK = false>
 struct TileIterator {
   SchedulerTable table;
   int groups;
@@ -103,14 +103,14 @@ struct TileIterator {
   __device__ TileIterator(const GroupedGemmParams& p, SchedulerTable t)
       : table(t), groups(p.groups), rows(p.rows), k(p.k), n_tiles((p.n + kTileN - 1) / kTileN),
         band(p.raster_band > 0 ? p.raster_band : 1),
-        splits(kAxis == GroupAxis::m && p.k_splits > 1 ? p.k_splits : 1),
+        splits(kSplitK && p.k_splits > 1 ? p.k_splits : 1),
         total_units((p.groups > 0 ? t.tile_end[p.groups - 1] : 0) * splits), unit(blockIdx.x / kClusterM) {}
 
   __device__ bool valid() const { return unit < total_units; }
 
   __device__ TileCoord current() {
-    const int tile = unit / splits;
-    const int split = unit - tile * splits;
+    const int tile = kSplitK ? unit / splits : unit;
+    const int split = kSplitK ? unit - tile * splits : 0;
     while (table.tile_end[group] <= tile) ++group;
     const int first = group > 0 ? table.tile_end[group - 1] : 0;
     const int local = tile - first;
@@ -123,10 +123,14 @@ struct TileIterator {
     const int m_blk = b * band + (in_band - n_blk * band_rows);
     if constexpr (kAxis == GroupAxis::m) {
       const int row0 = table.row_start[group] + m_blk * kTileM;
-      const int k_blocks = (k + 63) / 64;
-      const int k0 = 64 * (split * k_blocks / splits);
-      const int k1 = 64 * ((split + 1) * k_blocks / splits);
-      return {group, row0, table.row_end[group], n_blk * kTileN, row0, k0, k0, k1 < k ? k1 : k, tile, split};
+      if constexpr (!kSplitK) {
+        return {group, row0, table.row_end[group], n_blk * kTileN, row0, 0, 0, k, tile, 0};
+      } else {
+        const int k_blocks = (k + 63) / 64;
+        const int k0 = 64 * (split * k_blocks / splits);
+        const int k1 = 64 * ((split + 1) * k_blocks / splits);
+        return {group, row0, table.row_end[group], n_blk * kTileN, row0, k0, k0, k1 < k ? k1 : k, tile, split};
+      }
     } else {
       const int a_row0 = m_blk * kTileM;
       const int k_first = table.row_start[group], k_end = table.row_end[group];

@@ -94,6 +94,13 @@ Result<Artifact> GroupedGemmOperator::do_compile(const Arguments& args) const {
   req.kernel_name = name();
   req.source = "#include \"sm90/grouped_gemm.cuh\"\n";
   req.name_expressions = {instantiation_text(impl->config)};
+  // The M-grouped forms also get the split-K kernel, in the same cubin: run() takes it for the
+  // sizes the estimate splits, and the kernel that does not split carries none of its code.
+  if (impl->config.group_axis == kernels::sm90::GroupAxis::m) {
+    KernelConfig split = impl->config;
+    split.split_k = true;
+    req.name_expressions.push_back(instantiation_text(split));
+  }
   req.target = metadata().target;
   GEMMOPS_ASSIGN_OR_RETURN(impl->compiled, jit::compile_cached(req));
   impl->module = std::make_unique<cuda::LazyModule>(impl->compiled->cubin);
@@ -118,8 +125,10 @@ Status GroupedGemmOperator::do_run(const Arguments& args, const Artifact& artifa
   GEMMOPS_ASSIGN_OR_RETURN(KernelProblem p, map_problem(args));
   const auto* impl = artifact.get<Sm90Artifact>();
   GEMMOPS_TRY(check_artifact_fits(impl->config, config_for(p)));
-  return launch_grouped(p, impl->config, *impl->module, impl->compiled->lowered_names[0], stream, splits_for(p),
-                        workspace);
+  const int splits = splits_for(p);
+  const auto& names = impl->compiled->lowered_names;
+  if (splits > 1 && names.size() < 2) return internal_error("artifact: " + name() + " has no split-K kernel");
+  return launch_grouped(p, impl->config, *impl->module, names[splits > 1 ? 1 : 0], stream, splits, workspace);
 }
 
 double GroupedGemmOperator::do_estimated_time_us(const Arguments& args, const Target&) const {

@@ -66,6 +66,7 @@ std::string instantiation_text(const KernelConfig& c) {
   if (c.epilogue_buffers != 1) s += ", .epilogue_buffers = " + std::to_string(c.epilogue_buffers);
   s += ", .schedule = " + ns +
        (c.schedule == kernels::sm90::KernelSchedule::pingpong ? "KernelSchedule::pingpong" : "KernelSchedule::cooperative");
+  if (c.split_k) s += ", .split_k = true";
   s += "}>";
   return s;
 }

@@ -71,5 +71,12 @@ TEST(Sm90Heuristic, weight_gradient_of_a_narrow_layer_takes_the_2_cta_tma_epilog
   EXPECT_EQ(d.to_string(), "128x256x64_c2x1_s3_coop_tma");
 }
 
+TEST(Sm90Heuristic, a_decode_weight_gradient_with_odd_rows_avoids_small_2_cta_tiles) {
+  // gpt-oss-120b decode wgrad, 256 tokens over 128 experts into (2880, 5760) results: per-tile
+  // cost dominates (measured: 128x256 2-CTA TMA 1.00, 128x128 ping-pong TMA 1.08, 128x128 2-CTA TMA 1.27).
+  const std::string d = first_design(weight_gradient(128, 256, 5760, 2880)).to_string();
+  EXPECT_TRUE(d == "128x256x64_c2x1_s3_coop_tma" || d == "128x128x64_c1x1_s4_pingpong_tma") << d;
+}
+
 }  // namespace
 }  // namespace gemmops
