@@ -252,7 +252,10 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       cur.advance();
     }
     if constexpr (C.pingpong()) {  // the other warpgroup's turn: its next tile's stages are next
-      if (threadIdx.x % 128 == 0) ptx::mbarrier_arrive(&s.turn[consumer ^ 1]);
+      // Every warp arrives, not one for the warpgroup: its warps are coupled only by the MMAs, so on
+      // tiles without any (empty K ranges) a lagging warp would still be waiting for a turn that
+      // the leading warps had already passed twice, and the parity of its wait would alias (hang).
+      if (release_lane) ptx::mbarrier_arrive(&s.turn[consumer ^ 1]);
     }
     ptx::wgmma_wait<0>();
 #pragma unroll
@@ -302,8 +305,8 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
       // Lane 0 of every consumer warp that reads the stage, in every CTA its B multicast reaches.
       ptx::mbarrier_init(&s.empty[i], (C.pingpong() ? 1 : C.consumers) * 4 * C.cluster_m);
     }
-    ptx::mbarrier_init(&s.turn[0], 1);
-    ptx::mbarrier_init(&s.turn[1], 1);
+    ptx::mbarrier_init(&s.turn[0], 4);  // lane 0 of each warp of the other warpgroup
+    ptx::mbarrier_init(&s.turn[1], 4);
     ptx::fence_barrier_init();
   }
   build_scheduler_table<C.unit_m(), C.tile_n, C.group_axis>(p, s.table);

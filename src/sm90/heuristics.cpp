@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace gemmops::sm90 {
 namespace {
@@ -24,6 +25,25 @@ constexpr double kSplitKMinGain = 0.9;   // a split must promise to save 10%
 // weight gradient (H200, uniform tokens; bench/bench_grouped.py --sweep): with them the first
 // operator is on average within 0.7% of the fastest (1-2% on shapes held out of the fit), against
 // 2.7% for the constants before. bench/NOTES.md v7 has the run.
+
+// Group sizes are on the device, so the host models two: rows (K-grouped: K) spread evenly, and a
+// skewed split (Zipf, exponent 1.2, a quarter of the groups empty: distributions D3 and D5), and
+// ranks designs by the geometric mean of the two. Real routing is never exactly even; a design
+// whose cluster-sized units or tall tiles pay off only on even groups loses up to 30% on skewed
+// ones (two-CTA TMA designs on 256 small experts; H200 sweep, bench/NOTES.md v9).
+std::vector<double> skewed_group_sizes(double total, int groups) {
+  if (groups <= 1) return {total};
+  const int nonempty = std::max(1, 3 * groups / 4);
+  std::vector<double> sizes(static_cast<size_t>(nonempty));
+  double sum = 0;
+  for (int j = 0; j < nonempty; ++j) {
+    const int rank = static_cast<int>(std::floor(double(j) * groups / nonempty));  // spread over all ranks
+    sizes[static_cast<size_t>(j)] = 1.0 / std::pow(rank + 1.0, 1.2);
+    sum += sizes[static_cast<size_t>(j)];
+  }
+  for (double& x : sizes) x *= total / sum;
+  return sizes;
+}
 
 }  // namespace
 
@@ -46,24 +66,42 @@ SplitKChoice choose_split_k(const KernelProblem& p, const Sm90Design& d) {
 }
 
 double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits) {
+  return std::sqrt(estimate_time_us(p, d, splits, GroupSizes::even) * estimate_time_us(p, d, splits, GroupSizes::skewed));
+}
+
+double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits, GroupSizes sizes) {
   const Design& t = d.design;
   const Calibration& cal = d.calibration;
   const bool k_grouped = p.kind == OperationKind::grouped_k;
-  // M-grouped: at most `rows` groups have rows, each owning rows / groups of them (sizes are on
-  // the device). K-grouped: each group owns a (rows, N) result and K / G.
+  // Dense and batched problems have exact sizes: only grouped ones are skewed.
+  const bool skewed = sizes == GroupSizes::skewed && (k_grouped || p.kind == OperationKind::grouped_m);
+  // M-grouped: at most `rows` groups have rows. K-grouped: each group owns a (rows, N) result.
   const double groups = k_grouped ? std::max<double>(1, double(p.groups))
                                   : std::max<double>(1, std::min<double>(double(p.groups), double(p.rows)));
   const double rows_per_group = k_grouped ? double(p.rows) : double(p.rows) / groups;
-  const double k_per_tile = k_grouped ? double(p.k) / groups : double(p.k);
   // Clusters take whole units of cluster_m tiles of one group: odd tile counts waste a tile.
   const double unit_m = double(t.tile_m) * t.cluster_m;
   const double m_units_per_group = std::ceil(rows_per_group / unit_m);
-  const double m_tiles = groups * m_units_per_group * t.cluster_m;
+  double m_units = groups * m_units_per_group;
+  if (skewed && !k_grouped) {
+    m_units = 0;
+    for (double rows : skewed_group_sizes(double(p.rows), static_cast<int>(groups))) m_units += std::ceil(rows / unit_m);
+  }
+  const double m_tiles = m_units * t.cluster_m;
   const double n_tiles = std::ceil(double(p.n) / t.tile_n);
   // Split-K: each tile is `splits` units over 1/splits of K; the last adds the others' fp32 partials.
   const double waves = std::ceil(m_tiles * n_tiles * splits / (std::floor(kSms / t.cluster_m) * t.cluster_m));
-  // A K-grouped group's last k-block is partial, but costs a whole one.
-  const double k_blocks = k_grouped ? std::ceil(k_per_tile / t.tile_k) + 0.5 : std::ceil(k_per_tile / t.tile_k / splits);
+  // K-grouped: a group's last k-block is partial, but costs a whole one; an empty group's tiles only store.
+  double k_blocks = std::ceil(double(p.k) / t.tile_k / splits);
+  if (k_grouped) {
+    if (skewed) {
+      k_blocks = 0;
+      for (double k : skewed_group_sizes(double(p.k), static_cast<int>(groups))) k_blocks += std::ceil(k / t.tile_k) + 0.5;
+      k_blocks /= groups;
+    } else {
+      k_blocks = std::ceil(double(p.k) / groups / t.tile_k) + 0.5;
+    }
+  }
   const double tile_us =
       2.0 * t.tile_m * t.tile_n * k_blocks * t.tile_k / (kPeakFlops / kSms * cal.mainloop_efficiency) * 1e6;
   // Storing a tile from registers stalls the main loop for its bytes; the TMA epilogue overlaps

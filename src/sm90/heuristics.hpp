@@ -13,14 +13,22 @@ struct SplitKChoice {
   double us = 0;
 };
 
+/// How the rows (K-grouped: the K) of a grouped problem are assumed to fall into its groups.
+enum class GroupSizes {
+  even,    // spread evenly
+  skewed,  // Zipf (exponent 1.2) over three quarters of the groups, the rest empty
+};
+
 /// Estimated microseconds for `p` on an H100/H200-class part, with the best split of K (M-grouped
 /// forms only; a split must gain 10% to be chosen). Pure: no device query, so discovery orders the
 /// same way on every machine. Group sizes are unknown on the host (device offsets), so grouped
-/// problems are modelled with rows spread evenly over the groups.
+/// problems are estimated under even and skewed sizes and the two estimates' geometric mean is used.
 SplitKChoice choose_split_k(const KernelProblem& p, const Sm90Design& d);
 double estimate_time_us(const KernelProblem& p, const Sm90Design& d);
 /// The estimate with K split `splits` ways (1: not split).
 double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits);
+/// The estimate under one assumption about the group sizes.
+double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits, GroupSizes sizes);
 /// The most ways K may be split: every unit keeps at least kMinSplitKBlocks k-blocks, so its
 /// pipeline still fills; 1 for the K-grouped form.
 int max_split_k(const KernelProblem& p);

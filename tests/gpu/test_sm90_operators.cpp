@@ -169,6 +169,48 @@ TEST_P(Sm90OperatorTest, many_k_grouped_tiles_per_cta_with_k_longer_than_the_rin
   check_many_tiles_on_one_cluster(GetParam(), OperationKind::grouped_k);
 }
 
+// Tiles without k-blocks (K-grouped groups with no K) have no MMA to keep a warpgroup's warps in
+// step, so on a long run of them the warps drift apart; the ping-pong turns must still hold (one
+// arrival per warpgroup let a lagging warp's wait alias and hang, seen on a weight gradient whose
+// last expert got no tokens). One cluster walks hundreds of such tiles, with a few real ones.
+TEST_P(Sm90OperatorTest, long_runs_of_k_grouped_tiles_without_k_on_one_cluster) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  struct MaxSms {
+    MaxSms() { ::setenv("GEMMOPS_MAX_SMS", "2", 1); }
+    ~MaxSms() { ::unsetenv("GEMMOPS_MAX_SMS"); }
+  } cap;
+  const OperatorPtr& op = GetParam();
+  const OperatorMetadata& m = op->metadata();
+  std::mt19937 rng(99);
+  ProblemSpec spec;
+  spec.a = spec.b = m.constraints.a_dtypes.at(0);
+  spec.out = m.constraints.out_dtypes.at(0);
+  spec.kind = OperationKind::grouped_k;
+  spec.a_major = spec.b_major = Major::mn;
+  spec.m = 4 * m.design.tile_m, spec.n = 4 * m.design.tile_n, spec.groups = 24, spec.special_groups = false;
+  for (int64_t k : {int64_t{0}, int64_t{40}}) {  // every group empty; then the first few k in one group
+    spec.k = k + 8, spec.trailing = 8;
+    SCOPED_TRACE(spec.describe());
+    HostProblem host = make_problem(spec, rng);
+    if (k > 0) {  // all of the K in group 5, none in the others
+      for (int64_t g = 0; g < spec.groups; ++g) {
+        host.ends[static_cast<size_t>(g)] = g < 5 ? 0 : static_cast<int32_t>(k);
+        host.offsets.set(g, host.ends[static_cast<size_t>(g)]);
+      }
+    }
+    auto dev = DeviceProblem::upload(host);
+    ASSERT_TRUE(dev) << dev.status().to_string();
+    Status s = dev->run(*op);
+    ASSERT_TRUE(s) << s.to_string();
+    s = synchronize();
+    ASSERT_TRUE(s) << s.to_string();
+    auto out = dev->download_out(host.out);
+    ASSERT_TRUE(out) << out.status().to_string();
+    const Comparison c = compare(*out, reference_result(host.arguments()), default_tolerance(spec.out, spec.k));
+    EXPECT_TRUE(c.ok()) << c.describe();
+  }
+}
+
 // Split-K forced on: the units of a tile sum disjoint k-blocks on different CTAs and the last one
 // adds the others' partials. Ragged groups (empty, 1-row, past-the-end rows), K not a multiple of
 // the split, more splits than some tiles have rows for; and on one cluster, where every unit of a
