@@ -41,7 +41,12 @@ std::vector<double> skewed_group_sizes(double total, int groups) {
     sizes[static_cast<size_t>(j)] = 1.0 / std::pow(rank + 1.0, 1.2);
     sum += sizes[static_cast<size_t>(j)];
   }
-  for (double& x : sizes) x *= total / sum;
+  // Whole rows (tokens), the remainder one each to the largest groups: a group's share below one
+  // row is no group at all, not a tile.
+  double assigned = 0;
+  for (double& x : sizes) assigned += (x = std::floor(x * total / sum));
+  const int left = static_cast<int>(std::llround(total - assigned));
+  for (int i = 0; i < left; ++i) sizes[static_cast<size_t>(i % nonempty)] += 1;
   return sizes;
 }
 
