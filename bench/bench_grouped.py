@@ -16,6 +16,7 @@ import math
 import os
 import statistics
 import sys
+import time
 
 import torch
 
@@ -64,6 +65,25 @@ def group_sizes(total, groups, dist, gen):
     raise ValueError(f"unknown distribution {dist}")
 
 
+HANG_SECONDS = 60  # no single launch here takes a second; a kernel still running after this is stuck
+
+
+def wait_or_exit(name):
+    """Waits for the work queued so far; if it does not finish, says which candidate hung and exits
+    (a stuck kernel cannot be cancelled, and a silent stall cost a whole benchmark run once)."""
+    done = torch.cuda.Event()
+    done.record()
+    deadline = time.monotonic() + HANG_SECONDS
+    while not done.query():
+        if time.monotonic() > deadline:
+            print(f"HANG: {name} did not finish within {HANG_SECONDS} s ({CURRENT_ROW}); exiting", flush=True)
+            os._exit(3)
+        time.sleep(0.001)
+
+
+CURRENT_ROW = ""  # the row being timed, for the hang report
+
+
 class Timer:
     """Medians of CUDA-graph replays, L2 scrubbed before each. The candidates of one row are replayed
     round-robin, so clock and power drift over the row reach all of them alike (timed one after
@@ -76,7 +96,7 @@ class Timer:
         graphs = {}
         for name, fn in fns.items():
             fn()  # compile / warm up outside the capture
-            torch.cuda.synchronize()
+            wait_or_exit(name)
             g = torch.cuda.CUDAGraph()
             with torch.cuda.graph(g, stream=torch.cuda.Stream()):
                 fn()
@@ -219,6 +239,7 @@ def geometric_mean(values):
 
 
 def main():
+    global CURRENT_ROW
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--shapes", help="moe_shapes.csv (model,scenario,proj,G,TotalM,N,K,bound)")
     ap.add_argument("--dists", default="uniform,zipf")
@@ -251,6 +272,7 @@ def main():
     print(hdr)
     for shape in shapes:
         for dist in a.dists.split(","):
+            CURRENT_ROW = f"{shape[0]} {shape[1]} {dist} G={shape[2]} TotalM={shape[3]} N={shape[4]} K={shape[5]} {a.form}"
             try:
                 r = run_one(timer, shape, dist, gen)
             except Exception as e:  # a row that fails is reported, the rest still run
