@@ -27,10 +27,28 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_
 
 __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) { (void)::cuda::ptx::mbarrier_arrive(bar); }
 
-/// Spins until the phase with parity `phase` has completed.
+#ifdef GEMMOPS_KERNEL_WATCHDOG_NS
+__device__ __forceinline__ uint64_t global_timer_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#endif
+
+/// Spins until the phase with parity `phase` has completed. The debugging build (GEMMOPS_KERNEL_WATCHDOG_NS
+/// defined) traps after that many nanoseconds instead, so a deadlock fails the launch rather than
+/// hanging it. Only a trap: any call here (printf's included) would serialise the wgmma pipeline (C7510).
 __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t phase) {
+#ifdef GEMMOPS_KERNEL_WATCHDOG_NS
+  if (::cuda::ptx::mbarrier_try_wait_parity(bar, phase)) return;
+  const uint64_t start = global_timer_ns();
+  while (!::cuda::ptx::mbarrier_try_wait_parity(bar, phase)) {
+    if (global_timer_ns() - start > GEMMOPS_KERNEL_WATCHDOG_NS) asm volatile("trap;");
+  }
+#else
   while (!::cuda::ptx::mbarrier_try_wait_parity(bar, phase)) {
   }
+#endif
 }
 
 }  // namespace gemmops::kernels::ptx

@@ -68,6 +68,14 @@ std::optional<int> max_sms() {
   return std::nullopt;
 }
 
+std::optional<int> kernel_watchdog_seconds() {
+  if (auto v = get("GEMMOPS_KERNEL_WATCHDOG")) {
+    const int n = std::atoi(v->c_str());
+    if (n > 0) return n;
+  }
+  return std::nullopt;
+}
+
 std::optional<int> split_k() {
   if (auto v = get("GEMMOPS_SPLIT_K")) {
     const int n = std::atoi(v->c_str());

@@ -32,6 +32,9 @@ std::optional<int> raster_band();
 std::optional<int> max_sms();
 /// GEMMOPS_SPLIT_K: ways to split K on the sm90 M-grouped kernels instead of the estimate's choice
 /// (tests and experiments; capped by the kernel's limit).
+/// GEMMOPS_KERNEL_WATCHDOG: seconds a kernel's barrier wait may spin before the kernel traps (a
+/// debugging build of the kernels; unset: no watchdog, the default).
+std::optional<int> kernel_watchdog_seconds();
 std::optional<int> split_k();
 
 }  // namespace gemmops::env

@@ -102,6 +102,10 @@ Result<Artifact> GroupedGemmOperator::do_compile(const Arguments& args) const {
     req.name_expressions.push_back(instantiation_text(split));
   }
   req.target = metadata().target;
+  // A debugging build: a barrier wait that spins this long traps, so a deadlock comes back as a
+  // launch error instead of a hang (the option is part of the cache key).
+  if (auto seconds = env::kernel_watchdog_seconds())
+    req.options.push_back("-DGEMMOPS_KERNEL_WATCHDOG_NS=" + std::to_string(int64_t{*seconds} * 1000000000) + "ull");
   GEMMOPS_ASSIGN_OR_RETURN(impl->compiled, jit::compile_cached(req));
   impl->module = std::make_unique<cuda::LazyModule>(impl->compiled->cubin);
   std::string description = req.name_expressions[0] + " (cubin from " + impl->compiled->origin + ")";

@@ -130,6 +130,27 @@ std::string operator_name(const ::testing::TestParamInfo<OperatorPtr>& info) { r
 
 INSTANTIATE_TEST_SUITE_P(Sm90, Sm90CompileTest, ::testing::ValuesIn(sm90_operators()), operator_name);
 
+TEST(Sm90Watchdog, the_debugging_build_with_a_barrier_watchdog_compiles_and_keeps_wgmma_asynchronous) {
+  // GEMMOPS_KERNEL_WATCHDOG=<seconds> adds a timed-out report to every barrier wait; a ping-pong
+  // design (turn waits) and a 2-CTA one (cluster barriers), forward and weight-gradient forms.
+  struct Watchdog {
+    Watchdog() { ::setenv("GEMMOPS_KERNEL_WATCHDOG", "20", 1); }
+    ~Watchdog() { ::unsetenv("GEMMOPS_KERNEL_WATCHDOG"); }
+  } on;
+  int compiled = 0;
+  for (const OperatorPtr& op : sm90_operators()) {
+    const std::string d = op->metadata().design.to_string();
+    if (op->metadata().constraints.a_dtypes[0] != DType::bf16 || op->metadata().constraints.out_dtypes[0] != DType::bf16)
+      continue;
+    if (d != "128x128x64_c1x1_s6_pingpong" && d != "128x256x64_c2x1_s3_coop_tma") continue;
+    SCOPED_TRACE(op->name());
+    expect_compiles(*op, fake_grouped(op->metadata(), Major::k));
+    expect_compiles(*op, fake_grouped_k(op->metadata()));
+    ++compiled;
+  }
+  EXPECT_GE(compiled, 2);
+}
+
 TEST(Sm90Registry, every_design_is_registered_for_bf16_and_fp16) {
   // Each design serves both 16-bit input types, with a 16-bit output at least.
   std::map<std::string, std::set<DType>> inputs_by_design;
