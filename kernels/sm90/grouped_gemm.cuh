@@ -122,17 +122,23 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
 }
 
 // ---------------------------------------------------------------- consumers (warpgroups 1..)
-/// The threads that work on one stage clear k outside [lo, hi) of its A and B tiles, then make
+/// The threads that work on one stage clear k in [slices_lo, lo) and [hi, slices_hi) of its A and B
+/// tiles (the parts outside the group's [lo, hi) of the 16-wide slices the MMA reads), then make
 /// the writes visible to the MMA (async proxy) before any of them issues it. Cooperative: all
 /// consumer warpgroups share the stage; ping-pong: the stage's one warpgroup.
 template <KernelConfig C>
-__device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, int lo, int hi, int consumer) {
+__device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, int slices_lo, int lo, int hi,
+                                                int slices_hi, int consumer) {
   constexpr int kThreads = C.pingpong() ? 128 : 128 * C.consumers;
   // Named barriers after the TMA epilogue's per-warpgroup ones (1 .. consumers).
   const int barrier = 1 + C.consumers + (C.pingpong() ? consumer : 0);
   const int t = static_cast<int>(threadIdx.x) - 128 - (C.pingpong() ? 128 * consumer : 0);
-  zero_k_outside<C.a_major == AMajor::k>(s.a + stage * C.a_stage_bytes(), C.tile_m, lo, hi, t, kThreads);
-  zero_k_outside<C.b_major == BMajor::k>(s.b + stage * C.b_stage_bytes(), C.tile_n, lo, hi, t, kThreads);
+  uint8_t* a = s.a + stage * C.a_stage_bytes();
+  uint8_t* b = s.b + stage * C.b_stage_bytes();
+  zero_k_range<C.a_major == AMajor::k>(a, C.tile_m, slices_lo, lo, t, kThreads);
+  zero_k_range<C.a_major == AMajor::k>(a, C.tile_m, hi, slices_hi, t, kThreads);
+  zero_k_range<C.b_major == BMajor::k>(b, C.tile_n, slices_lo, lo, t, kThreads);
+  zero_k_range<C.b_major == BMajor::k>(b, C.tile_n, hi, slices_hi, t, kThreads);
   ptx::fence_proxy_async_shared();
   ptx::named_barrier_sync(barrier, kThreads);
 }
@@ -212,39 +218,59 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     for (int kb = 0; kb < k_blocks; ++kb) {
       const int stage = cur.stage;
       ptx::mbarrier_wait(&s.full[stage], cur.phase);
+      constexpr int kSlices = C.tile_k / 16;
+      int slice_lo = 0, slice_hi = kSlices;  // the 16-wide k slices of the stage the MMA reads
       if constexpr (C.group_axis == GroupAxis::k) {
         const int k0 = tc.k_begin + kb * C.tile_k;
         const int lo = tc.k_first > k0 ? tc.k_first - k0 : 0;
         const int hi = tc.k_end - k0 < C.tile_k ? tc.k_end - k0 : C.tile_k;
-        if (lo > 0 || hi < C.tile_k) clear_k_outside<C>(s, stage, lo, hi, consumer);
+        slice_lo = lo / 16;
+        slice_hi = (hi + 15) / 16;
+        if (lo > 16 * slice_lo || hi < 16 * slice_hi) clear_k_outside<C>(s, stage, 16 * slice_lo, lo, hi, 16 * slice_hi, consumer);
       }
       const uint8_t* a_tile = s.a + stage * C.a_stage_bytes() + a_atom0 * kAtomBytes;
       const uint8_t* b_tile = s.b + stage * C.b_stage_bytes();
       const uint64_t desc_b = kTransB ? ptx::make_smem_desc_sw128(b_tile, 64 * C.tile_k * 2, 1024)
                                       : ptx::make_smem_desc_sw128(b_tile, 16, 1024);
+      // One 16-wide k slice of every atom. Every atom, live or not: a branch between wgmmas makes
+      // ptxas serialize them (C7520), which costs far more than the MMA of a dead atom the
+      // epilogue never stores.
+      auto mma_slice = [&](int kk, int accumulate) {
+        // K-major: 16 elements = 32 bytes along the swizzled row; MN-major: 16 k-rows of 128 bytes.
+        const uint32_t a_step = kTransA ? kk * 16 * 128 : kk * 32;
+        const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * 32;
+#pragma unroll
+        for (int a = 0; a < kAtoms; ++a) {
+          const uint8_t* atom = a_tile + a * kAtomBytes;
+          const uint64_t desc_a = kTransA ? ptx::make_smem_desc_sw128(atom, 64 * C.tile_k * 2, 1024)
+                                          : ptx::make_smem_desc_sw128(atom, 16, 1024);
+          mma_k16<C.tile_n, C.ab, kTransA, kTransB>(acc[a], ptx::desc_advance(desc_a, a_step),
+                                                    ptx::desc_advance(desc_b, b_step), accumulate);
+        }
+      };
       if (live_atoms > 0) {
+        if (slice_hi - slice_lo == kSlices) {  // the whole stage: one group of MMAs
 #pragma unroll
-        for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
-        ptx::wgmma_fence();
+          for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
+          ptx::wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < C.tile_k / 16; ++kk) {
-          // K-major: 16 elements = 32 bytes along the swizzled row; MN-major: 16 k-rows of 128 bytes.
-          const uint32_t a_step = kTransA ? kk * 16 * 128 : kk * 32;
-          const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * 32;
-          // Every atom, live or not: a branch between wgmmas makes ptxas serialize them (C7520),
-          // which costs far more than the MMA of a dead atom the epilogue never stores.
+          for (int kk = 0; kk < kSlices; ++kk) mma_slice(kk, (kb > 0 || kk > 0) ? 1 : 0);
+          ptx::wgmma_commit();
 #pragma unroll
-          for (int a = 0; a < kAtoms; ++a) {
-            const uint8_t* atom = a_tile + a * kAtomBytes;
-            const uint64_t desc_a = kTransA ? ptx::make_smem_desc_sw128(atom, 64 * C.tile_k * 2, 1024)
-                                            : ptx::make_smem_desc_sw128(atom, 16, 1024);
-            mma_k16<C.tile_n, C.ab, kTransA, kTransB>(acc[a], ptx::desc_advance(desc_a, a_step),
-                                                      ptx::desc_advance(desc_b, b_step), (kb > 0 || kk > 0) ? 1 : 0);
+          for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
+        } else {
+          // A group's partial first or last stage (K-grouped): only the slices inside its range,
+          // a group of MMAs each, so that no branch sits between the wgmmas of one group.
+          for (int kk = slice_lo; kk < slice_hi; ++kk) {
+#pragma unroll
+            for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
+            ptx::wgmma_fence();
+            mma_slice(kk, (kb > 0 || kk > slice_lo) ? 1 : 0);
+            ptx::wgmma_commit();
+#pragma unroll
+            for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
           }
         }
-        ptx::wgmma_commit();
-#pragma unroll
-        for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
       }
       ptx::wgmma_wait<1>();  // the previous stage's MMAs are done: hand it back to the producer
       if (prev_stage >= 0 && release_lane) release(prev_stage);

@@ -3,6 +3,10 @@
 // (M-grouped) and skewed groups cost only their own tiles. Inside a group, tiles go in bands of a
 // few M units across all of N, so the tiles running at once share their A rows and B columns in
 // L2. Offsets are read on the device once per CTA: no host synchronisation is needed.
+// K-grouped, every group has the same tiles but a tile costs its group's K: the groups are walked
+// longest first and the units dealt out in a snake (round r runs backwards when r is odd), a
+// longest-processing-time-first order that keeps a few long experts from piling up on some CTAs
+// (a skewed weight gradient lost 5-25% to that imbalance; bench/NOTES.md v10).
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -27,13 +31,21 @@ struct TileCoord {
 
 /// Per-group table in shared memory, built by the whole CTA before the roles split.
 struct SchedulerTable {
-  int* tile_end;   // (G,) inclusive prefix of tile counts
+  int* tile_end;   // (G,) inclusive prefix of tile counts (M-grouped)
   int* row_start;  // (G,)
   int* row_end;    // (G,)
+  // K-grouped: each group has the same tiles, so the prefix is implicit and its space holds the
+  // walk order: order[j] is the group walked j-th.
+  __device__ int* order() const { return tile_end; }
 };
+
+/// K-grouped orders at most this many groups by length (a CTA ranks them in O(G^2 / threads) at
+/// start: about 5 us at this limit); beyond it, groups are walked in index order.
+inline constexpr int kMaxOrderedGroups = 1024;
 
 /// Fills the table; all threads of the CTA must call it, followed by __syncthreads(). The ranges are
 /// rows (M-grouped) or K (K-grouped), where every group has the same tiles: its (rows, N) result.
+/// Every CTA computes the same table (the walk order is a deterministic function of the offsets).
 template <int kTileM, int kTileN, GroupAxis kAxis>
 __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable t) {
   const int n_tiles = (p.n + kTileN - 1) / kTileN;
@@ -71,7 +83,7 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
       }
       tiles += carry_tiles;
       if (g < p.groups) {
-        t.tile_end[g] = tiles;
+        if constexpr (kAxis == GroupAxis::m) t.tile_end[g] = tiles;
         t.row_start[g] = start;
         t.row_end[g] = end;
       }
@@ -79,11 +91,28 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
       carry_rows = __shfl_sync(0xffffffffu, end, 31);
     }
   }
+  if constexpr (kAxis == GroupAxis::k) {
+    // Longest first, ties by index: group g's place is the number of groups that go before it.
+    __syncthreads();
+    const bool ordered = p.groups <= kMaxOrderedGroups;
+    for (int g = threadIdx.x; g < p.groups; g += blockDim.x) {
+      int place = g;
+      if (ordered) {
+        const int len = t.row_end[g] - t.row_start[g];
+        place = 0;
+        for (int h = 0; h < p.groups; ++h) {
+          const int other = t.row_end[h] - t.row_start[h];
+          place += other > len || (other == len && h < g);
+        }
+      }
+      t.order()[place] = g;
+    }
+  }
 }
 
-/// Walks this CTA's scheduler units: cluster c of C takes units c, c + C, ... (kTileM is the unit's
-/// height: the rows of all CTAs of a cluster). Units come in increasing order, so the group cursor
-/// only moves forward. Every CTA of a cluster walks the same units. With split-K (M-grouped), a
+/// Walks this CTA's scheduler units: cluster c of C takes unit c of every round of C units (kTileM
+/// is the unit's height: the rows of all CTAs of a cluster); K-grouped, unit C - 1 - c of odd
+/// rounds. Units come in increasing order, so the group cursor only moves forward. Every CTA of a cluster walks the same units. With split-K (M-grouped), a
 /// tile is k_splits consecutive units, each summing a contiguous range of K's 64-wide blocks; the
 /// last one, which waits for the others, always has the highest number, so every unit waits only
 /// on units before it and a grid of co-resident CTAs cannot deadlock.
@@ -96,7 +125,10 @@ struct TileIterator {
   int n_tiles;
   int band;
   int splits;
+  int group_tiles;  // K-grouped: the tiles of every group
   int total_units;
+  int slot;         // this CTA's cluster: its place in every round of units
+  int round = 0;
   int unit;
   int group = 0;
 
@@ -104,18 +136,29 @@ struct TileIterator {
       : table(t), groups(p.groups), rows(p.rows), k(p.k), n_tiles((p.n + kTileN - 1) / kTileN),
         band(p.raster_band > 0 ? p.raster_band : 1),
         splits(kSplitK && p.k_splits > 1 ? p.k_splits : 1),
-        total_units((p.groups > 0 ? t.tile_end[p.groups - 1] : 0) * splits), unit(blockIdx.x / kClusterM) {}
+        group_tiles(((p.rows + kTileM - 1) / kTileM) * n_tiles),
+        total_units(kAxis == GroupAxis::k ? p.groups * group_tiles
+                                          : (p.groups > 0 ? t.tile_end[p.groups - 1] : 0) * splits),
+        slot(blockIdx.x / kClusterM), unit(slot) {}
 
   __device__ bool valid() const { return unit < total_units; }
 
   __device__ TileCoord current() {
     const int tile = kSplitK ? unit / splits : unit;
     const int split = kSplitK ? unit - tile * splits : 0;
-    while (table.tile_end[group] <= tile) ++group;
-    const int first = group > 0 ? table.tile_end[group - 1] : 0;
+    int first, m_units;
+    if constexpr (kAxis == GroupAxis::k) {
+      const int walked = tile / group_tiles;
+      group = table.order()[walked];
+      first = walked * group_tiles;
+      m_units = group_tiles / n_tiles;
+    } else {
+      while (table.tile_end[group] <= tile) ++group;
+      first = group > 0 ? table.tile_end[group - 1] : 0;
+      m_units = (table.tile_end[group] - first) / n_tiles;
+    }
     const int local = tile - first;
     // Band b holds `band` M units (fewer in the group's last band) across all N tiles, M fastest.
-    const int m_units = (table.tile_end[group] - first) / n_tiles;
     const int b = local / (band * n_tiles);
     const int in_band = local - b * band * n_tiles;
     const int band_rows = m_units - b * band < band ? m_units - b * band : band;
@@ -140,7 +183,11 @@ struct TileIterator {
     }
   }
 
-  __device__ void advance() { unit += gridDim.x / kClusterM; }
+  __device__ void advance() {
+    const int clusters = gridDim.x / kClusterM;
+    ++round;
+    unit = round * clusters + (kAxis == GroupAxis::k && (round & 1) ? clusters - 1 - slot : slot);
+  }
 };
 
 }  // namespace gemmops::kernels::sm90

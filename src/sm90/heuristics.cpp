@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace gemmops::sm90 {
@@ -48,6 +50,28 @@ std::vector<double> skewed_group_sizes(double total, int groups) {
   const int left = static_cast<int>(std::llround(total - assigned));
   for (int i = 0; i < left; ++i) sizes[static_cast<size_t>(i % nonempty)] += 1;
   return sizes;
+}
+
+// K-grouped: the longest time any CTA (cluster) spends on its tiles, walked as the kernel's scheduler
+// walks them (tile_scheduler.cuh): groups longest first, `units_per_group` units each, dealt out to
+// `slots` clusters in a snake. A unit of a group costs `fixed_us` + `k_block_us` per k-block.
+// Returns a negative number when there are too many units to deal out here (then they balance).
+double k_grouped_makespan_us(std::vector<double> group_k_blocks, double units_per_group, int slots,
+                             double fixed_us, double k_block_us) {
+  constexpr double kMaxDealtUnits = 1 << 20;
+  if (double(group_k_blocks.size()) * units_per_group > kMaxDealtUnits || slots < 1) return -1;
+  std::sort(group_k_blocks.begin(), group_k_blocks.end(), std::greater<>());
+  std::vector<double> load(static_cast<size_t>(slots), 0.0);
+  int64_t unit = 0;
+  const auto per_group = static_cast<int64_t>(units_per_group);
+  for (double k_blocks : group_k_blocks) {
+    const double cost = fixed_us + k_block_us * k_blocks;
+    for (int64_t i = 0; i < per_group; ++i, ++unit) {
+      const int64_t round = unit / slots, place = unit % slots;
+      load[static_cast<size_t>(round % 2 == 1 ? slots - 1 - place : place)] += cost;
+    }
+  }
+  return *std::max_element(load.begin(), load.end());
 }
 
 }  // namespace
@@ -96,19 +120,24 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
   const double n_tiles = std::ceil(double(p.n) / t.tile_n);
   // Split-K: each tile is `splits` units over 1/splits of K; the last adds the others' fp32 partials.
   const double waves = std::ceil(m_tiles * n_tiles * splits / (std::floor(kSms / t.cluster_m) * t.cluster_m));
-  // K-grouped: a group's last k-block is partial, but costs a whole one; an empty group's tiles only store.
+  // K-grouped: a group's partial last k-block costs its 16-wide slices (the even estimate's half a
+  // block was fitted with the calibrations); an empty group's tiles only store.
+  std::vector<double> group_k_blocks;
   double k_blocks = std::ceil(double(p.k) / t.tile_k / splits);
   if (k_grouped) {
     if (skewed) {
+      group_k_blocks.assign(static_cast<size_t>(groups), 0.0);
+      const std::vector<double> sizes = skewed_group_sizes(double(p.k), static_cast<int>(groups));
+      for (size_t g = 0; g < sizes.size(); ++g) group_k_blocks[g] = std::ceil(sizes[g] / 16) * 16 / t.tile_k + 0.5;
       k_blocks = 0;
-      for (double k : skewed_group_sizes(double(p.k), static_cast<int>(groups))) k_blocks += std::ceil(k / t.tile_k) + 0.5;
+      for (double kb : group_k_blocks) k_blocks += kb;
       k_blocks /= groups;
     } else {
       k_blocks = std::ceil(double(p.k) / groups / t.tile_k) + 0.5;
     }
   }
-  const double tile_us =
-      2.0 * t.tile_m * t.tile_n * k_blocks * t.tile_k / (kPeakFlops / kSms * cal.mainloop_efficiency) * 1e6;
+  const double k_block_us = 2.0 * t.tile_m * t.tile_n * t.tile_k / (kPeakFlops / kSms * cal.mainloop_efficiency) * 1e6;
+  const double tile_us = k_block_us * k_blocks;
   // Storing a tile from registers stalls the main loop for its bytes; the TMA epilogue overlaps
   // most of that with the next tile. A split unit writes (or the last one reads) fp32 partials.
   const double out_esize = double(size_of(p.out->dtype));
@@ -117,9 +146,16 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
       splits > 1 ? double(t.tile_m) * t.tile_n * 4.0 * (splits - 1) / (kStoreBandwidth / kSms) * 1e6 : 0.0;
   const double epilogue_us = (t.epilogue == Epilogue::tma_store ? kTmaStoreShare * store_us : store_us) + partial_us;
   // Ping-pong hides every epilogue but the CTA's last under the other warpgroup's main loop.
-  const double compute_us = t.schedule == Schedule::pingpong
-                                ? waves * (tile_us + cal.tile_overhead_us) + epilogue_us
-                                : waves * (tile_us + epilogue_us + cal.tile_overhead_us);
+  const bool pingpong = t.schedule == Schedule::pingpong;
+  const double unit_fixed_us = cal.tile_overhead_us + (pingpong ? 0.0 : epilogue_us);
+  double busiest_us = waves * (tile_us + unit_fixed_us);
+  if (!group_k_blocks.empty()) {  // skewed K: tiles differ, so the busiest CTA sets the time, not the waves
+    const double dealt = k_grouped_makespan_us(group_k_blocks, m_units_per_group * n_tiles,
+                                               static_cast<int>(std::floor(kSms / t.cluster_m)), unit_fixed_us,
+                                               k_block_us);
+    if (dealt >= 0) busiest_us = dealt;
+  }
+  const double compute_us = busiest_us + (pingpong ? epilogue_us : 0.0);
   // DRAM: every operand once (the raster keeps a group's B in L2 while its M tiles pass). L2: A once
   // per N tile, B once per M unit (a cluster's multicast serves all its CTAs), out once.
   const double esize = 2.0;

@@ -211,6 +211,64 @@ TEST_P(Sm90OperatorTest, long_runs_of_k_grouped_tiles_without_k_on_one_cluster) 
   }
 }
 
+// K-grouped group lengths that end in every 16-wide k slice (the MMA reads only the slices inside
+// a group's range and the part of the edge slices outside it is cleared), with ties and empty
+// groups in the longest-first walk order, over rounds of units in both snake directions (the grid
+// capped at three clusters); and more groups than the scheduler orders (walked in index order).
+TEST_P(Sm90OperatorTest, k_grouped_groups_ending_in_every_k_slice_in_any_walk_order) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  const OperatorPtr& op = GetParam();
+  const OperatorMetadata& m = op->metadata();
+  const std::vector<int32_t> lengths = {1, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64,
+                                        65, 0,  100, 16, 129, 7, 0, 200, 79, 80, 81, 9};
+  struct Case {
+    std::vector<int32_t> lengths;
+    const char* max_sms;  // nullptr: the whole device
+  };
+  std::vector<int32_t> many(1030);  // past kMaxOrderedGroups (tile_scheduler.cuh)
+  for (size_t g = 0; g < many.size(); ++g) many[g] = static_cast<int32_t>((g * 7) % 5);
+  const std::vector<Case> cases = {{lengths, nullptr}, {lengths, "6"}, {many, nullptr}};
+  std::mt19937 rng(2024);
+  for (const Case& c : cases) {
+    for (Major a_major : {Major::mn, Major::k}) {
+      struct MaxSms {
+        explicit MaxSms(const char* v) { if (v) ::setenv("GEMMOPS_MAX_SMS", v, 1); }
+        ~MaxSms() { ::unsetenv("GEMMOPS_MAX_SMS"); }
+      } cap(c.max_sms);
+      ProblemSpec spec;
+      spec.a = spec.b = m.constraints.a_dtypes.at(0);
+      spec.out = m.constraints.out_dtypes.at(0);
+      spec.kind = OperationKind::grouped_k;
+      spec.a_major = a_major, spec.b_major = Major::mn;
+      spec.groups = static_cast<int64_t>(c.lengths.size()), spec.special_groups = false;
+      const bool many_groups = c.lengths.size() > 100;
+      spec.m = many_groups ? 8 : m.design.tile_m + 8, spec.n = many_groups ? 64 : m.design.tile_n + 8;
+      int64_t total = 0;
+      for (int32_t len : c.lengths) total += len;
+      spec.trailing = 8, spec.k = total + spec.trailing;
+      SCOPED_TRACE(spec.describe() + (c.max_sms ? " on 3 clusters" : ""));
+      HostProblem host = make_problem(spec, rng);
+      int32_t end = 0;
+      for (int64_t g = 0; g < spec.groups; ++g) {
+        end += c.lengths[static_cast<size_t>(g)];
+        host.ends[static_cast<size_t>(g)] = end;
+        host.offsets.set(g, end);
+      }
+      auto dev = DeviceProblem::upload(host);
+      ASSERT_TRUE(dev) << dev.status().to_string();
+      Status s = dev->run(*op);
+      if (many_groups && s.code() == ErrorCode::unsupported) continue;  // the table outgrew shared memory
+      ASSERT_TRUE(s) << s.to_string();
+      s = synchronize();
+      ASSERT_TRUE(s) << s.to_string();
+      auto out = dev->download_out(host.out);
+      ASSERT_TRUE(out) << out.status().to_string();
+      const Comparison cmp = compare(*out, reference_result(host.arguments()), default_tolerance(spec.out, 200));
+      EXPECT_TRUE(cmp.ok()) << cmp.describe();
+    }
+  }
+}
+
 // Split-K forced on: the units of a tile sum disjoint k-blocks on different CTAs and the last one
 // adds the others' partials. Ragged groups (empty, 1-row, past-the-end rows), K not a multiple of
 // the split, more splits than some tiles have rows for; and on one cluster, where every unit of a

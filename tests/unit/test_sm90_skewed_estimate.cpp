@@ -49,6 +49,15 @@ Arguments dense(int64_t m, int64_t n, int64_t k) {
                        TensorDesc::contiguous(DType::bf16, {m, n}, cuda), DType::fp32};
 }
 
+/// The weight gradient dW[g] = X[g]^T dY[g]: K-grouped over `tokens`, out (G, k_layer, n).
+Arguments weight_gradient(int64_t groups, int64_t tokens, int64_t n, int64_t k_layer) {
+  const Device cuda = Device::cuda(0);
+  return GroupedGemmArguments{TensorDesc(DType::bf16, {k_layer, tokens}, {1, k_layer}, cuda),
+                              TensorDesc::contiguous(DType::bf16, {tokens, n}, cuda),
+                              TensorDesc::contiguous(DType::bf16, {groups, k_layer, n}, cuda), DType::fp32,
+                              TensorDesc::contiguous(DType::i32, {groups}, cuda)};
+}
+
 TEST(Sm90SkewedEstimate, a_dense_gemm_has_no_groups_to_skew) {
   const Problem p(dense(4096, 4096, 4096));
   for (const Sm90Design& d : sm90_designs())
@@ -89,6 +98,27 @@ TEST(Sm90SkewedEstimate, decode_with_fewer_rows_than_groups_touches_no_more_grou
     EXPECT_GT(skewed, 0.0);
     EXPECT_LE(skewed, estimate_time_us(p.kp, d, 1, GroupSizes::even) * (1 + 1e-12)) << d.design.to_string();
   }
+}
+
+}  // namespace
+}  // namespace gemmops::sm90
+
+namespace gemmops::sm90 {
+namespace {
+
+TEST(Sm90SkewedEstimate, k_grouped_skew_is_priced_by_the_busiest_cluster_not_the_average_tile) {
+  // 128 experts, 768 x 2048 results: a 256 x 256 cluster unit leaves 24 units per expert for 66
+  // clusters, so the few long experts' units pile up on some clusters; 128 x 128 tiles (96 per
+  // expert on 132 CTAs) spread them better. The average tile is the same under both sizes.
+  const Problem p(weight_gradient(128, 65536, 2048, 768));
+  const Sm90Design& big = design_named("128x256x64_c2x1_s3_coop_tma");
+  const Sm90Design& small = design_named("128x128x64_c1x1_s4_pingpong_tma");
+  const double big_ratio =
+      estimate_time_us(p.kp, big, 1, GroupSizes::skewed) / estimate_time_us(p.kp, big, 1, GroupSizes::even);
+  const double small_ratio =
+      estimate_time_us(p.kp, small, 1, GroupSizes::skewed) / estimate_time_us(p.kp, small, 1, GroupSizes::even);
+  EXPECT_GT(big_ratio, 1.15);
+  EXPECT_GT(big_ratio, small_ratio + 0.05);
 }
 
 }  // namespace
