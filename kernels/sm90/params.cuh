@@ -39,6 +39,7 @@ struct GroupedGemmParams {
   int32_t n;
   int32_t k;
   int32_t raster_band;       // scheduler units of M walked together before moving along N (>= 1)
+  int32_t k_walk_longest_first;  // K-grouped: 1 walks groups longest first in a snake, 0 in index order round-robin
   // Split-K (M-grouped only): each tile's K runs as `k_splits` consecutive units on different
   // CTAs; all but the last write fp32 partials, the last adds them and stores (sm90/split_k.cuh).
   int32_t k_splits;          // 1: no split

@@ -94,7 +94,7 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
   if constexpr (kAxis == GroupAxis::k) {
     // Longest first, ties by index: group g's place is the number of groups that go before it.
     __syncthreads();
-    const bool ordered = p.groups <= kMaxOrderedGroups;
+    const bool ordered = p.k_walk_longest_first != 0 && p.groups <= kMaxOrderedGroups;
     for (int g = threadIdx.x; g < p.groups; g += blockDim.x) {
       int place = g;
       if (ordered) {
@@ -128,6 +128,7 @@ struct TileIterator {
   int group_tiles;  // K-grouped: the tiles of every group
   int total_units;
   int slot;         // this CTA's cluster: its place in every round of units
+  bool snake;       // odd rounds run backwards (K-grouped, longest first)
   int round = 0;
   int unit;
   int group = 0;
@@ -139,7 +140,7 @@ struct TileIterator {
         group_tiles(((p.rows + kTileM - 1) / kTileM) * n_tiles),
         total_units(kAxis == GroupAxis::k ? p.groups * group_tiles
                                           : (p.groups > 0 ? t.tile_end[p.groups - 1] : 0) * splits),
-        slot(blockIdx.x / kClusterM), unit(slot) {}
+        slot(blockIdx.x / kClusterM), snake(kAxis == GroupAxis::k && p.k_walk_longest_first != 0), unit(slot) {}
 
   __device__ bool valid() const { return unit < total_units; }
 
@@ -186,7 +187,7 @@ struct TileIterator {
   __device__ void advance() {
     const int clusters = gridDim.x / kClusterM;
     ++round;
-    unit = round * clusters + (kAxis == GroupAxis::k && (round & 1) ? clusters - 1 - slot : slot);
+    unit = round * clusters + (snake && (round & 1) ? clusters - 1 - slot : slot);
   }
 };
 

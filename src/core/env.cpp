@@ -60,6 +60,11 @@ std::optional<int> raster_band() {
   return std::nullopt;
 }
 
+bool k_grouped_walk_longest_first() {
+  const auto v = get("GEMMOPS_K_GROUPED_WALK");
+  return !(v && *v == "index");
+}
+
 std::optional<int> max_sms() {
   if (auto v = get("GEMMOPS_MAX_SMS")) {
     const int n = std::atoi(v->c_str());

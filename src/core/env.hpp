@@ -30,6 +30,9 @@ std::optional<int> raster_band();
 /// GEMMOPS_MAX_SMS: at most this many SMs for a persistent sm90 kernel (leaves the rest to kernels
 /// running beside it, e.g. expert-parallel communication); default: all of them.
 std::optional<int> max_sms();
+/// GEMMOPS_K_GROUPED_WALK: `index` walks the sm90 K-grouped tiles group by group in index order,
+/// round-robin (experiments); anything else, or unset: longest group first, in a snake (default).
+bool k_grouped_walk_longest_first();
 /// GEMMOPS_SPLIT_K: ways to split K on the sm90 M-grouped kernels instead of the estimate's choice
 /// (tests and experiments; capped by the kernel's limit).
 /// GEMMOPS_KERNEL_WATCHDOG: seconds a kernel's barrier wait may spin before the kernel traps (a

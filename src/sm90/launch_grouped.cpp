@@ -127,6 +127,7 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   params.n = static_cast<int32_t>(p.n);
   params.k = static_cast<int32_t>(p.k);
   params.raster_band = 1;
+  params.k_walk_longest_first = env::k_grouped_walk_longest_first() ? 1 : 0;
   params.k_splits = 1;
   return params;
 }

@@ -214,7 +214,7 @@ TEST_P(Sm90OperatorTest, long_runs_of_k_grouped_tiles_without_k_on_one_cluster) 
 // K-grouped group lengths that end in every 16-wide k slice (the MMA reads only the slices inside
 // a group's range and the part of the edge slices outside it is cleared), with ties and empty
 // groups in the longest-first walk order, over rounds of units in both snake directions (the grid
-// capped at three clusters); and more groups than the scheduler orders (walked in index order).
+// capped at 6 SMs; also in index order); and more groups than the scheduler orders.
 TEST_P(Sm90OperatorTest, k_grouped_groups_ending_in_every_k_slice_in_any_walk_order) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   const OperatorPtr& op = GetParam();
@@ -224,17 +224,25 @@ TEST_P(Sm90OperatorTest, k_grouped_groups_ending_in_every_k_slice_in_any_walk_or
   struct Case {
     std::vector<int32_t> lengths;
     const char* max_sms;  // nullptr: the whole device
+    const char* walk;     // GEMMOPS_K_GROUPED_WALK; nullptr: the default
   };
   std::vector<int32_t> many(1030);  // past kMaxOrderedGroups (tile_scheduler.cuh)
   for (size_t g = 0; g < many.size(); ++g) many[g] = static_cast<int32_t>((g * 7) % 5);
-  const std::vector<Case> cases = {{lengths, nullptr}, {lengths, "6"}, {many, nullptr}};
+  const std::vector<Case> cases = {
+      {lengths, nullptr, nullptr}, {lengths, "6", nullptr}, {lengths, "6", "index"}, {many, nullptr, nullptr}};
   std::mt19937 rng(2024);
   for (const Case& c : cases) {
     for (Major a_major : {Major::mn, Major::k}) {
-      struct MaxSms {
-        explicit MaxSms(const char* v) { if (v) ::setenv("GEMMOPS_MAX_SMS", v, 1); }
-        ~MaxSms() { ::unsetenv("GEMMOPS_MAX_SMS"); }
-      } cap(c.max_sms);
+      struct Env {
+        Env(const char* sms, const char* walk) {
+          if (sms) ::setenv("GEMMOPS_MAX_SMS", sms, 1);
+          if (walk) ::setenv("GEMMOPS_K_GROUPED_WALK", walk, 1);
+        }
+        ~Env() {
+          ::unsetenv("GEMMOPS_MAX_SMS");
+          ::unsetenv("GEMMOPS_K_GROUPED_WALK");
+        }
+      } env(c.max_sms, c.walk);
       ProblemSpec spec;
       spec.a = spec.b = m.constraints.a_dtypes.at(0);
       spec.out = m.constraints.out_dtypes.at(0);
@@ -245,8 +253,8 @@ TEST_P(Sm90OperatorTest, k_grouped_groups_ending_in_every_k_slice_in_any_walk_or
       spec.m = many_groups ? 8 : m.design.tile_m + 8, spec.n = many_groups ? 64 : m.design.tile_n + 8;
       int64_t total = 0;
       for (int32_t len : c.lengths) total += len;
-      spec.trailing = 8, spec.k = total + spec.trailing;
-      SCOPED_TRACE(spec.describe() + (c.max_sms ? " on 3 clusters" : ""));
+      spec.trailing = 8 + (8 - total % 8) % 8, spec.k = total + spec.trailing;  // TotalK: 16-byte rows of K-major A
+      SCOPED_TRACE(spec.describe() + (c.max_sms ? " on 6 SMs" : "") + (c.walk ? " walk " + std::string(c.walk) : ""));
       HostProblem host = make_problem(spec, rng);
       int32_t end = 0;
       for (int64_t g = 0; g < spec.groups; ++g) {
