@@ -14,6 +14,7 @@ struct Calibration {
   double mainloop_efficiency = 0.8;   ///< fraction of peak FLOP/s the main loop sustains
   double bandwidth_efficiency = 1.0;  ///< fraction of DRAM bandwidth the loads reach when bytes bind
   double tile_overhead_us = 0.0;      ///< per tile and wave: scheduling, pipeline fill, barrier waits
+  double k_grouped_time_scale = 1.0;  ///< K-grouped (weight-gradient) estimates are multiplied by this
 };
 
 /// One kernel design: what metadata says (Design) plus what only the kernel needs.

@@ -165,7 +165,8 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
   const double dram_us = (a_bytes + b_bytes + out_bytes) / (kBandwidth * cal.bandwidth_efficiency) * 1e6;
   const double b_tile_reads = double(p.k) * double(p.n) * esize * (k_grouped ? m_units_per_group : m_tiles / t.cluster_m);
   const double l2_us = (a_bytes * n_tiles + b_tile_reads + out_bytes) / kL2Bandwidth * 1e6;
-  return kLaunchUs + (splits > 1 ? kSplitKMemsetUs : 0.0) + std::max({compute_us, dram_us, l2_us});
+  const double us = kLaunchUs + (splits > 1 ? kSplitKMemsetUs : 0.0) + std::max({compute_us, dram_us, l2_us});
+  return k_grouped ? us * cal.k_grouped_time_scale : us;
 }
 
 }  // namespace gemmops::sm90
