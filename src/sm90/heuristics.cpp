@@ -21,6 +21,10 @@ constexpr double kStoreBandwidth = 2.3e12;
 constexpr double kTmaStoreShare = 0.33;  // the part of that cost the TMA epilogue does not overlap
 constexpr double kSplitKMemsetUs = 2.0;  // clearing the split-K flags before the launch
 constexpr double kSplitKMinGain = 0.9;   // a split must promise to save 10%
+// A stage's loads take a latency that grows with the share of them that misses L2 (fitted, M-grouped
+// and dense forms; see estimate_time_us).
+constexpr double kLoadLatencyUs = 1.2;
+constexpr double kDramMissLatencyUs = 2.0;
 
 // The constants above marked fitted and each design's Calibration (designs.cpp) are fitted to a
 // sweep that timed every design on the 80 MoE shapes of the shared moe_shapes.csv, forward and
@@ -112,9 +116,13 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
   const double unit_m = double(t.tile_m) * t.cluster_m;
   const double m_units_per_group = std::ceil(rows_per_group / unit_m);
   double m_units = groups * m_units_per_group;
+  double weight_groups = k_grouped ? 1.0 : groups;  // M-grouped: the groups whose B is read (those with rows)
   if (skewed && !k_grouped) {
-    m_units = 0;
-    for (double rows : skewed_group_sizes(double(p.rows), static_cast<int>(groups))) m_units += std::ceil(rows / unit_m);
+    m_units = weight_groups = 0;
+    for (double rows : skewed_group_sizes(double(p.rows), static_cast<int>(groups))) {
+      m_units += std::ceil(rows / unit_m);
+      weight_groups += rows > 0 ? 1.0 : 0.0;
+    }
   }
   const double m_tiles = m_units * t.cluster_m;
   const double n_tiles = std::ceil(double(p.n) / t.tile_n);
@@ -136,7 +144,22 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
       k_blocks = std::ceil(double(p.k) / groups / t.tile_k) + 0.5;
     }
   }
-  const double k_block_us = 2.0 * t.tile_m * t.tile_n * t.tile_k / (kPeakFlops / kSms * cal.mainloop_efficiency) * 1e6;
+  double k_block_us = 2.0 * t.tile_m * t.tile_n * t.tile_k / (kPeakFlops / kSms * cal.mainloop_efficiency) * 1e6;
+  const double esize = 2.0;
+  const double a_bytes = double(p.rows) * double(p.k) * esize;
+  const double b_bytes = double(p.k) * double(p.n) * esize * weight_groups;
+  if (!k_grouped && t.stages > 1) {
+    // The ring keeps stages - 1 stages loading while one is consumed, so a k-block takes at least a
+    // load's latency over stages - 1; the latency grows with the share of the loads that come from
+    // DRAM (operand bytes over the bytes the tiles read). A shallow ring on short-K rows that
+    // stream from DRAM is bound by it: 4-stage 128x128 ping-pong ran 28% slower than estimated on
+    // K = 360, 64x256 ping-pong (5 stages) up to 15% on gpt-oss rows. Fitted on two forward sweeps
+    // (first pick 1.8% -> 1.35% off the fastest design on each; bench/NOTES.md v11). The K-grouped
+    // estimates carry their own fitted scales and were no better with it (1.003 -> 1.004).
+    const double tile_reads = a_bytes * n_tiles + double(p.k) * double(p.n) * esize * m_units;
+    const double miss = tile_reads > 0 ? std::min(1.0, (a_bytes + b_bytes) / tile_reads) : 0.0;
+    k_block_us = std::max(k_block_us, (kLoadLatencyUs + kDramMissLatencyUs * miss) / (t.stages - 1));
+  }
   const double tile_us = k_block_us * k_blocks;
   // Storing a tile from registers stalls the main loop for its bytes; the TMA epilogue overlaps
   // most of that with the next tile. A split unit writes (or the last one reads) fp32 partials.
@@ -158,9 +181,6 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
   const double compute_us = busiest_us + (pingpong ? epilogue_us : 0.0);
   // DRAM: every operand once (the raster keeps a group's B in L2 while its M tiles pass). L2: A once
   // per N tile, B once per M unit (a cluster's multicast serves all its CTAs), out once.
-  const double esize = 2.0;
-  const double a_bytes = double(p.rows) * double(p.k) * esize;
-  const double b_bytes = double(p.k) * double(p.n) * esize * (k_grouped ? 1.0 : groups);
   const double out_bytes = double(p.out_rows) * double(p.n) * out_esize;
   const double dram_us = (a_bytes + b_bytes + out_bytes) / (kBandwidth * cal.bandwidth_efficiency) * 1e6;
   const double b_tile_reads = double(p.k) * double(p.n) * esize * (k_grouped ? m_units_per_group : m_tiles / t.cluster_m);

@@ -92,5 +92,13 @@ TEST(Sm90Heuristic, many_small_groups_with_short_k_take_a_design_that_skew_does_
   EXPECT_EQ(first_design(forward(256, 65536, 7168, 256)).to_string(), "128x128x64_c1x1_s4_pingpong_tma");
 }
 
+TEST(Sm90Heuristic, a_row_that_streams_weights_from_dram_takes_a_deeper_ring_than_64x256_ping_pong) {
+  // gpt-oss-120b train down, 128 experts of 256 rows, K = N = 2880: every expert's 16 MB of B comes
+  // from DRAM for 4 M tiles only. Measured in two sweeps (v9, v11): 128x128 ping-pong (6 stages)
+  // 1.00, 64x256 ping-pong (5 stages of 40 KB, the pick before the load-latency bound) 1.05-1.06
+  // uniform and 1.11-1.12 Zipf.
+  EXPECT_EQ(first_design(forward(128, 32768, 2880, 2880)).to_string(), "128x128x64_c1x1_s6_pingpong");
+}
+
 }  // namespace
 }  // namespace gemmops
