@@ -51,12 +51,16 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
   const int n_tiles = (p.n + kTileN - 1) / kTileN;
   const int limit = kAxis == GroupAxis::m ? p.rows : p.k;
   const int k_grouped_tiles = ((p.rows + kTileM - 1) / kTileM) * n_tiles;
-  // The whole CTA first stages the raw ends in row_end, so reading the offsets is one round trip to
-  // memory, not one per 32 groups in the scan below (a dependent load each: ~0.5 us every 32 groups
-  // on the critical path of every launch).
-  for (int g = threadIdx.x; g < p.groups; g += blockDim.x)
-    t.row_end[g] = p.offsets != nullptr ? p.offsets[g] : (g + 1) * p.rows_per_group;
-  __syncthreads();
+  // M-grouped, the whole CTA first stages the raw ends in row_end, so reading the offsets is one
+  // round trip to memory, not one per 32 groups in the scan below (single-token decode over 128
+  // experts: 3-5% faster). K-grouped kernels read them in the scan: staged, they ran 0.7% slower
+  // on the weight-gradient rows of the same A/B (bench/NOTES.md v11).
+  constexpr bool kStaged = kAxis == GroupAxis::m;
+  if constexpr (kStaged) {
+    for (int g = threadIdx.x; g < p.groups; g += blockDim.x)
+      t.row_end[g] = p.offsets != nullptr ? p.offsets[g] : (g + 1) * p.rows_per_group;
+    __syncthreads();
+  }
   // Warp 0 walks the groups in chunks of 32 with a warp-wide inclusive scan; G is at most a few
   // thousand, so this is a few microseconds of one warp at kernel start.
   if (threadIdx.x < 32) {
@@ -69,7 +73,13 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
       // after a max-scan, which is what sequential clamping computes. Malformed offsets
       // (decreasing, negative, past the end) only make groups shorter or empty.
       int raw_end = 0;
-      if (g < p.groups) raw_end = t.row_end[g];  // staged above; lane g alone reads and rewrites it
+      if (g < p.groups) {
+        if constexpr (kStaged) {
+          raw_end = t.row_end[g];  // staged above; lane g alone reads and rewrites it
+        } else {
+          raw_end = p.offsets != nullptr ? p.offsets[g] : (g + 1) * p.rows_per_group;
+        }
+      }
       raw_end = raw_end > limit ? limit : raw_end;
       int end = raw_end < carry_rows ? carry_rows : raw_end;
 #pragma unroll
