@@ -4,12 +4,14 @@
 #
 #   python3 bench/bench_grouped.py [--shapes moe_shapes.csv] [--dists uniform,zipf] [--csv out.csv]
 #                                  [--markdown BENCHMARKS.md] [--limit N] [--filter TEXT] [--form fwd|wgrad]
-#                                  [--sweep sweep.csv [--split-k 1,2,4]]
+#                                  [--sweep sweep.csv [--split-k 1,2,4]] [--ab VAR=VALUE ...]
 #
 # --form fwd (default) times the forward, M-grouped: out (TotalM,N) = A (TotalM,K) @ B[g] (K,N).
 # --form wgrad times the weight gradient of the same layer, K-grouped: dB[g] (K,N) = A_g^T @ dOut_g,
 # with A^T (K,TotalM) M-major and dOut (TotalM,N) N-major, as autograd hands them over.
 # Each timing is the median of graph replays, with L2 scrubbed before every replay.
+# --ab GEMMOPS_M_GROUPED_WALK=index also times our operator with that variable set, in the same
+# round-robin as the others (an A/B of a kernel option in one process); the CSV gets the times.
 import argparse
 import csv
 import math
@@ -132,7 +134,7 @@ def bench_one(timer, shape, dist, gen, check=True):
     t = timer.interleaved_medians_us({
         "ours": run_ops, "ours again": run_ops,  # the same kernel twice: the row's noise
         "torch": lambda: torch._grouped_mm(A, B, offs=offsets, out_dtype=torch.bfloat16),
-        "dense": lambda: torch.mm(A, W)})
+        "dense": lambda: torch.mm(A, W), **ab_candidates(run_ops)})
     t_ops, t_torch, t_dense = t["ours"], t["torch"], t["dense"]
 
     err = float("nan")
@@ -150,7 +152,7 @@ def bench_one(timer, shape, dist, gen, check=True):
         "gemmops_tflops": flops / t_ops / 1e6, "torch_tflops": flops / t_torch / 1e6, "dense_tflops": flops / t_dense / 1e6,
         "gemmops_tbps": bytes_moved / t_ops / 1e6, "speedup_vs_torch": t_torch / t_ops,
         "frac_of_dense": t_dense / t_ops, "rel_err": err,
-        "repro": f"python3 bench/bench_grouped.py --filter '{model}' --dists {dist}",
+        "repro": f"python3 bench/bench_grouped.py --filter '{model}' --dists {dist}", **ab_columns(t, t_ops),
     }
 
 
@@ -167,7 +169,7 @@ def bench_one_wgrad(timer, shape, dist, gen, check=True):
     sweep_operators(timer, args, shape, dist, "wgrad")
     artifact = op.compile(args)
     run_ops = lambda: op.run(args, compiled_artifact=artifact)
-    candidates = {"ours": run_ops, "ours again": run_ops, "dense": lambda: torch.mm(X.t(), dY)}
+    candidates = {"ours": run_ops, "ours again": run_ops, "dense": lambda: torch.mm(X.t(), dY), **ab_candidates(run_ops)}
     torch_wgrad = lambda: torch._grouped_mm(X.t(), dY, offs=offsets, out_dtype=torch.bfloat16)
     try:
         torch_wgrad()
@@ -189,7 +191,7 @@ def bench_one_wgrad(timer, shape, dist, gen, check=True):
         "gemmops_tflops": flops / t_ops / 1e6, "torch_tflops": flops / t_torch / 1e6, "dense_tflops": flops / t_dense / 1e6,
         "gemmops_tbps": bytes_moved / t_ops / 1e6, "speedup_vs_torch": t_torch / t_ops,
         "frac_of_dense": t_dense / t_ops, "rel_err": err,
-        "repro": f"python3 bench/bench_grouped.py --form wgrad --filter '{model}' --dists {dist}",
+        "repro": f"python3 bench/bench_grouped.py --form wgrad --filter '{model}' --dists {dist}", **ab_columns(t, t_ops),
     }
 
 
@@ -199,15 +201,40 @@ SWEEP = []  # with --sweep: (form, model, scenario, dist, G, TotalM, N, K, opera
 SPLITS = None  # with --split-k: the split factors each of the first operators is timed with
 
 
-def with_split(fn, splits):
-    """fn run with GEMMOPS_SPLIT_K set: the value is read at launch, so a captured graph keeps it."""
+AB = []  # with --ab: (variable, value) pairs our operator is also timed with
+
+
+def with_env(fn, name, value):
+    """fn run with the variable set: GEMMOPS_* values are read at launch, so a captured graph keeps them."""
     def run():
-        os.environ["GEMMOPS_SPLIT_K"] = str(splits)
+        old = os.environ.get(name)
+        os.environ[name] = str(value)
         try:
             fn()
         finally:
-            del os.environ["GEMMOPS_SPLIT_K"]
+            if old is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = old
     return run
+
+
+def with_split(fn, splits):
+    return with_env(fn, "GEMMOPS_SPLIT_K", splits)
+
+
+def ab_candidates(run_ops):
+    return {f"ours {name}={value}": with_env(run_ops, name, value) for name, value in AB}
+
+
+def ab_columns(t, t_ops):
+    """The A/B times and their ratio to ours (above 1: the default is faster)."""
+    cols = {}
+    for name, value in AB:
+        us = t[f"ours {name}={value}"]
+        cols[f"ab {name}={value} us"] = us
+        cols[f"ab {name}={value} ratio"] = us / t_ops
+    return cols
 
 
 def sweep_operators(timer, args, shape, dist, form):
@@ -251,8 +278,11 @@ def main():
     ap.add_argument("--form", choices=["fwd", "wgrad"], default="fwd")
     ap.add_argument("--sweep", help="also time every candidate operator of every row; CSV of them to this path")
     ap.add_argument("--split-k", help="with --sweep: time the first four operators with K split these ways, e.g. 1,2,4")
+    ap.add_argument("--ab", action="append", default=[], metavar="VAR=VALUE",
+                    help="also time our operator with this GEMMOPS_* variable set (repeatable)")
     a = ap.parse_args()
     global SWEEP, SPLITS
+    AB[:] = [tuple(x.split("=", 1)) for x in a.ab]
     SWEEP = [] if a.sweep else None
     SPLITS = [int(x) for x in a.split_k.split(",")] if a.split_k else None
     run_one = bench_one if a.form == "fwd" else bench_one_wgrad
@@ -287,13 +317,20 @@ def main():
                     w.writerows(SWEEP)  # after every row: a cut-short run still leaves its numbers
             print(f"{r['model'][:15]:<16}{r['scenario'][:33]:<34}{dist:<8}{r['G']:>5}{r['TotalM']:>7}{r['N']:>6}{r['K']:>6} "
                   f"{r['gemmops_us']:>8.1f}{r['torch_us']:>9.1f}{r['dense_us']:>9.1f}{r['gemmops_tflops']:>8.0f}"
-                  f"{r['speedup_vs_torch']:>8.2f}{r['frac_of_dense']:>9.2f}{r['gemmops_tbps']:>6.2f} {r['rel_err']:.1e}", flush=True)
+                  f"{r['speedup_vs_torch']:>8.2f}{r['frac_of_dense']:>9.2f}{r['gemmops_tbps']:>6.2f} {r['rel_err']:.1e}"
+                  + "".join(f" | {n}={v}: {r[f'ab {n}={v} ratio']:.3f}" for n, v in AB), flush=True)
     if rows:
         geo = geometric_mean([r["speedup_vs_torch"] for r in rows])
         slower = sum(1 for r in rows if r["speedup_vs_torch"] < 1.0)
         noise = statistics.median(abs(r["gemmops_repeat_us"] / r["gemmops_us"] - 1) for r in rows)
         print(f"geometric-mean speed-up vs torch._grouped_mm: {geo:.3f}x over {len(rows)} rows; slower rows: {slower}; "
               f"median repeat spread of our timing: {100 * noise:.1f}%")
+        for n, v in AB:  # per distribution: an option may pay off on skewed rows only
+            for dist in a.dists.split(","):
+                ratios = [r[f"ab {n}={v} ratio"] for r in rows if r["dist"] == dist]
+                if ratios:
+                    print(f"A/B {n}={v} ({dist}): its time over ours, geometric mean {geometric_mean(ratios):.3f} over "
+                          f"{len(ratios)} rows (min {min(ratios):.3f}, max {max(ratios):.3f})")
     return 0
 
 

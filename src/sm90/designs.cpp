@@ -36,7 +36,9 @@ const Sm90Design kDesigns[] = {
     // turn, so one's epilogue (and its wait for the next tile's first stage) runs under the
     // other's main loop.
     {tile(128, 128, 6, Schedule::pingpong), 2, {0.95, 0.85, 1.8, 1.08}},
-    // (128x128 ping-pong with 2-CTA clusters deadlocked on many tiles per CTA: bench/NOTES.md v6.)
+    // (128x128 ping-pong with 2-CTA clusters: no longer hangs since the v9 turn fix, but the
+    // fastest design on 2 of 160 forward rows, by under 2%, and on none of 160 weight-gradient rows;
+    // 26% slower than the best design on average: bench/NOTES.md v11.)
     {tile(64, 256, 5, Schedule::pingpong), 2, {0.97, 1.05, 2.0, 1.08}},  // 64-row tiles waste least of a group's last tile
     {tile(64, 256, 5, Schedule::pingpong, 2), 2, {0.94, 1.00, 2.0, 1.04}},
     {tile(128, 128, 4, Schedule::pingpong, 1, Epilogue::tma_store), 2, {0.78, 0.68, 0.6, 1.12}},

@@ -277,6 +277,66 @@ TEST_P(Sm90OperatorTest, k_grouped_groups_ending_in_every_k_slice_in_any_walk_or
   }
 }
 
+// M-grouped groups of very different sizes (empty, 1 row, tile +- 1, many tiles) on the whole
+// device and on 6 SMs (many rounds of units, the group cursor moving through empty groups), and
+// with 1024 and 1030 groups (the scheduler's table of many groups). Rows past the last group stay
+// untouched.
+TEST_P(Sm90OperatorTest, m_grouped_skewed_groups_on_any_grid) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  const OperatorPtr& op = GetParam();
+  const OperatorMetadata& m = op->metadata();
+  const int32_t tm = static_cast<int32_t>(m.design.tile_m * m.design.cluster_m);
+  const std::vector<int32_t> sizes = {3 * tm + 5, 0, 1, tm, tm + 1, 17, 0, 5 * tm, 2, tm - 1, 64, 2 * tm, 1, 9 * tm + 3};
+  struct Case {
+    std::vector<int32_t> sizes;
+    const char* max_sms;  // nullptr: the whole device
+  };
+  auto many = [](size_t groups) {
+    std::vector<int32_t> v(groups);
+    for (size_t g = 0; g < groups; ++g) v[g] = static_cast<int32_t>((g * 7) % 5 + (g % 97 == 0 ? 70 : 0));
+    return v;
+  };
+  const std::vector<Case> cases = {{sizes, nullptr}, {sizes, "6"}, {many(1024), "6"}, {many(1030), nullptr}};
+  std::mt19937 rng(77);
+  for (const Case& c : cases) {
+    struct Env {
+      explicit Env(const char* sms) {
+        if (sms) ::setenv("GEMMOPS_MAX_SMS", sms, 1);
+      }
+      ~Env() { ::unsetenv("GEMMOPS_MAX_SMS"); }
+    } env(c.max_sms);
+    ProblemSpec spec;
+    spec.a = spec.b = m.constraints.a_dtypes.at(0);
+    spec.out = m.constraints.out_dtypes.at(0);
+    spec.kind = OperationKind::grouped_m;
+    spec.groups = static_cast<int64_t>(c.sizes.size()), spec.special_groups = false;
+    const bool many_groups = c.sizes.size() > 100;
+    spec.n = many_groups ? 64 : m.design.tile_n + 8, spec.k = many_groups ? 72 : 64 * (m.design.stages + 1) + 8;
+    int64_t total = 0;
+    for (int32_t rows : c.sizes) total += rows;
+    spec.trailing = 5, spec.m = total + spec.trailing;
+    SCOPED_TRACE(spec.describe() + (c.max_sms ? " on 6 SMs" : ""));
+    HostProblem host = make_problem(spec, rng);
+    int32_t end = 0;
+    for (int64_t g = 0; g < spec.groups; ++g) {
+      end += c.sizes[static_cast<size_t>(g)];
+      host.ends[static_cast<size_t>(g)] = end;
+      host.offsets.set(g, end);
+    }
+    auto dev = DeviceProblem::upload(host);
+    ASSERT_TRUE(dev) << dev.status().to_string();
+    Status s = dev->run(*op);
+    if (many_groups && s.code() == ErrorCode::unsupported) continue;  // the table outgrew shared memory
+    ASSERT_TRUE(s) << s.to_string();
+    s = synchronize();
+    ASSERT_TRUE(s) << s.to_string();
+    auto out = dev->download_out(host.out);
+    ASSERT_TRUE(out) << out.status().to_string();
+    const Comparison cmp = compare(*out, reference_result(host.arguments()), default_tolerance(spec.out, spec.k));
+    EXPECT_TRUE(cmp.ok()) << cmp.describe();
+  }
+}
+
 // Split-K forced on: the units of a tile sum disjoint k-blocks on different CTAs and the last one
 // adds the others' partials. Ragged groups (empty, 1-row, past-the-end rows), K not a multiple of
 // the split, more splits than some tiles have rows for; and on one cluster, where every unit of a
