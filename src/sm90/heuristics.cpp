@@ -25,6 +25,11 @@ constexpr double kSplitKMinGain = 0.9;   // a split must promise to save 10%
 // and dense forms; see estimate_time_us).
 constexpr double kLoadLatencyUs = 1.2;
 constexpr double kDramMissLatencyUs = 2.0;
+// A K-major operand whose rows start 16 bytes off a 32-byte sector (K = 360 in bf16: 720-byte rows)
+// streams its tiles into shared memory about this much slower (fitted on one H200 run of
+// gpt-oss-120b TP8 down at K = 352, 360, 368 and 384: every design 1.0-1.6x slower at 360 only,
+// the more so the more bytes its tiles read per FLOP; bench/NOTES.md v11).
+constexpr double kMisalignedRowL2Cost = 2.8;
 
 // The constants above marked fitted and each design's Calibration (designs.cpp) are fitted to a
 // sweep that timed every design on the 80 MoE shapes of the shared moe_shapes.csv, forward and
@@ -184,7 +189,14 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
   const double out_bytes = double(p.out_rows) * double(p.n) * out_esize;
   const double dram_us = (a_bytes + b_bytes + out_bytes) / (kBandwidth * cal.bandwidth_efficiency) * 1e6;
   const double b_tile_reads = double(p.k) * double(p.n) * esize * (k_grouped ? m_units_per_group : m_tiles / t.cluster_m);
-  const double l2_us = (a_bytes * n_tiles + b_tile_reads + out_bytes) / kL2Bandwidth * 1e6;
+  // Measured on the forward (M-grouped) form only; the K-grouped form's operands are not K-major.
+  auto misaligned = [&](Major major, int64_t row_stride) {
+    return !k_grouped && major == Major::k && (row_stride * int64_t(esize)) % 32 != 0;
+  };
+  const double a_l2_cost = misaligned(p.a_major, p.a_stride) ? kMisalignedRowL2Cost : 1.0;
+  const double b_l2_cost = misaligned(p.b_major, p.b_n_stride) ? kMisalignedRowL2Cost : 1.0;
+  const double l2_us =
+      (a_bytes * n_tiles * a_l2_cost + b_tile_reads * b_l2_cost + out_bytes) / kL2Bandwidth * 1e6;
   const double us = kLaunchUs + (splits > 1 ? kSplitKMemsetUs : 0.0) + std::max({compute_us, dram_us, l2_us});
   return k_grouped ? us * cal.k_grouped_time_scale : us;
 }

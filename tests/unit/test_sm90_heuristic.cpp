@@ -58,6 +58,16 @@ TEST(Sm90Heuristic, very_short_k_with_many_tiles_takes_the_tma_epilogue) {
   EXPECT_EQ(d.epilogue, Epilogue::tma_store) << d.to_string();
 }
 
+TEST(Sm90Heuristic, k_major_rows_off_a_32_byte_sector_take_a_2_cta_design) {
+  // gpt-oss-120b prefill TP8 down, K=360: 720-byte rows of A and B. Measured in one run (uniform
+  // tokens): every 1-CTA design 1.3-1.6x slower than at K=352 or 368, the 2-CTA ones 1.0-1.14x, so
+  // 128x128 2-CTA TMA took 190 us where the pick before (128x128 ping-pong TMA) took 234.
+  EXPECT_EQ(first_design(forward(128, 32768, 2880, 360)).cluster_m, 2);
+  // Aligned neighbours keep the 1-CTA ping-pong TMA design (165-169 us, the fastest there).
+  for (int64_t k : {352, 368, 384})
+    EXPECT_EQ(first_design(forward(128, 32768, 2880, k)).to_string(), "128x128x64_c1x1_s4_pingpong_tma") << "K=" << k;
+}
+
 TEST(Sm90Heuristic, one_token_decode_takes_the_small_m_design) {
   // Qwen3-30B decode B=1: 8 rows over 128 experts (measured: 64x128 small-M 1.00, next 1.03-1.17).
   const Design d = first_design(forward(128, 8, 1536, 2048));
