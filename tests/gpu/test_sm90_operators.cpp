@@ -211,6 +211,30 @@ TEST_P(Sm90OperatorTest, long_runs_of_k_grouped_tiles_without_k_on_one_cluster) 
   }
 }
 
+/// Sets the groups of `host` to `sizes` (rows, or K when K-grouped), runs `op` on it and compares
+/// with the float64 reference (tolerance for a sum over `tolerance_k`). A problem with so many
+/// groups that `op` refuses it (its table outgrew shared memory) is skipped when `may_refuse`.
+void check_group_sizes(const OperatorPtr& op, HostProblem& host, const std::vector<int32_t>& sizes,
+                       int64_t tolerance_k, bool may_refuse) {
+  int32_t end = 0;
+  for (size_t g = 0; g < sizes.size(); ++g) {
+    end += sizes[g];
+    host.ends[g] = end;
+    host.offsets.set(static_cast<int64_t>(g), end);
+  }
+  auto dev = DeviceProblem::upload(host);
+  ASSERT_TRUE(dev) << dev.status().to_string();
+  Status s = dev->run(*op);
+  if (may_refuse && s.code() == ErrorCode::unsupported) return;
+  ASSERT_TRUE(s) << s.to_string();
+  s = synchronize();
+  ASSERT_TRUE(s) << s.to_string();
+  auto out = dev->download_out(host.out);
+  ASSERT_TRUE(out) << out.status().to_string();
+  const Comparison cmp = compare(*out, reference_result(host.arguments()), default_tolerance(host.spec.out, tolerance_k));
+  EXPECT_TRUE(cmp.ok()) << cmp.describe();
+}
+
 // K-grouped group lengths that end in every 16-wide k slice (the MMA reads only the slices inside
 // a group's range and the part of the edge slices outside it is cleared), with ties and empty
 // groups in the longest-first walk order, over rounds of units in both snake directions (the grid
@@ -256,23 +280,7 @@ TEST_P(Sm90OperatorTest, k_grouped_groups_ending_in_every_k_slice_in_any_walk_or
       spec.trailing = 8 + (8 - total % 8) % 8, spec.k = total + spec.trailing;  // TotalK: 16-byte rows of K-major A
       SCOPED_TRACE(spec.describe() + (c.max_sms ? " on 6 SMs" : "") + (c.walk ? " walk " + std::string(c.walk) : ""));
       HostProblem host = make_problem(spec, rng);
-      int32_t end = 0;
-      for (int64_t g = 0; g < spec.groups; ++g) {
-        end += c.lengths[static_cast<size_t>(g)];
-        host.ends[static_cast<size_t>(g)] = end;
-        host.offsets.set(g, end);
-      }
-      auto dev = DeviceProblem::upload(host);
-      ASSERT_TRUE(dev) << dev.status().to_string();
-      Status s = dev->run(*op);
-      if (many_groups && s.code() == ErrorCode::unsupported) continue;  // the table outgrew shared memory
-      ASSERT_TRUE(s) << s.to_string();
-      s = synchronize();
-      ASSERT_TRUE(s) << s.to_string();
-      auto out = dev->download_out(host.out);
-      ASSERT_TRUE(out) << out.status().to_string();
-      const Comparison cmp = compare(*out, reference_result(host.arguments()), default_tolerance(spec.out, 200));
-      EXPECT_TRUE(cmp.ok()) << cmp.describe();
+      check_group_sizes(op, host, c.lengths, 200, many_groups);
     }
   }
 }
@@ -317,23 +325,7 @@ TEST_P(Sm90OperatorTest, m_grouped_skewed_groups_on_any_grid) {
     spec.trailing = 5, spec.m = total + spec.trailing;
     SCOPED_TRACE(spec.describe() + (c.max_sms ? " on 6 SMs" : ""));
     HostProblem host = make_problem(spec, rng);
-    int32_t end = 0;
-    for (int64_t g = 0; g < spec.groups; ++g) {
-      end += c.sizes[static_cast<size_t>(g)];
-      host.ends[static_cast<size_t>(g)] = end;
-      host.offsets.set(g, end);
-    }
-    auto dev = DeviceProblem::upload(host);
-    ASSERT_TRUE(dev) << dev.status().to_string();
-    Status s = dev->run(*op);
-    if (many_groups && s.code() == ErrorCode::unsupported) continue;  // the table outgrew shared memory
-    ASSERT_TRUE(s) << s.to_string();
-    s = synchronize();
-    ASSERT_TRUE(s) << s.to_string();
-    auto out = dev->download_out(host.out);
-    ASSERT_TRUE(out) << out.status().to_string();
-    const Comparison cmp = compare(*out, reference_result(host.arguments()), default_tolerance(spec.out, spec.k));
-    EXPECT_TRUE(cmp.ok()) << cmp.describe();
+    check_group_sizes(op, host, c.sizes, spec.k, many_groups);
   }
 }
 
