@@ -37,7 +37,7 @@ grep -E "tests passed|tests failed" "$logs/ctest-gpu-compile.log"
 if command -v compute-sanitizer >/dev/null; then
   # The ragged problems (empty and 1-row groups, tile +- 1, trailing rows, K-grouped) of one design per schedule.
   step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/gpu/tests/gemmops_gpu_tests \
-    --gtest_filter='*matches*bf16_f32acc_128x256x64_c2x1*:*matches*bf16_f32acc_64x128x64*:*k_grouped*bf16_f32acc_128x128x64_c2x1_s5*:*bf16_f32acc_128x128x64_c1x1_s4_pingpong*'
+    --gtest_filter='*matches*bf16_f32acc_128x256x64_c2x1*:*matches*bf16_f32acc_128x256x64_c1x1_s4_coop_tma_ring2*:*matches*bf16_f32acc_64x128x64*:*k_grouped*bf16_f32acc_128x128x64_c2x1_s5*:*bf16_f32acc_128x128x64_c1x1_s4_pingpong*'
 fi
 python_tests() {
   python3 -m pip install -q --no-build-isolation --no-deps . && python3 -m pytest -q -rs tests/python

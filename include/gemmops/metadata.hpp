@@ -28,11 +28,12 @@ struct Design {
   int stages = 0;
   Schedule schedule = Schedule::custom;
   Epilogue epilogue = Epilogue::store;
-  /// TMA epilogue: tiles' worth of staging shared memory per consumer warpgroup; more keep more
-  /// stores in flight (store-bound shapes) at the price of pipeline stages.
-  int epilogue_buffers = 1;
-  /// "128x256x64_c2x1_s4_coop", with "_tma" for the TMA epilogue ("_tma3" with 3 staging buffers;
-  /// "cpu" for the host provider).
+  /// TMA epilogue: the staging ring of each consumer warpgroup, in 64x64 boxes; 0 is one tile's
+  /// worth. A shorter ring frees shared memory for a pipeline stage, a longer one keeps more stores
+  /// in flight.
+  int epilogue_boxes = 0;
+  /// "128x256x64_c2x1_s4_coop", with "_tma" for the TMA epilogue ("_tma_ring2" with a staging ring
+  /// of 2 boxes; "cpu" for the host provider).
   std::string to_string() const;
   friend bool operator==(const Design&, const Design&) = default;
 };

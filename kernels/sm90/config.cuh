@@ -37,7 +37,7 @@ struct KernelConfig {
   GroupAxis group_axis = GroupAxis::m;
   int cluster_m = 1;         // CTAs of a cluster along M; they share (multicast) each B tile
   int epilogue = 0;          // 0: direct 16-byte stores; 1: staged in shared memory, TMA bulk stores
-  int epilogue_buffers = 1;  // TMA epilogue: staging of this many tiles per warpgroup, one ring of boxes
+  int epilogue_boxes = 0;    // TMA epilogue: the staging ring per warpgroup in 64x64 boxes; 0: one tile's
   KernelSchedule schedule = KernelSchedule::cooperative;
   // Split-K (M-grouped only): the kernel reads params.k_splits and fixes up split tiles. A separate
   // instantiation, so the kernel that does not split carries none of its code.
@@ -61,10 +61,11 @@ struct KernelConfig {
   GEMMOPS_HD constexpr int stage_bytes() const { return a_stage_bytes() + b_stage_bytes(); }
   /// full and empty per stage, and the two ping-pong turn barriers.
   GEMMOPS_HD constexpr int barrier_bytes() const { return 16 * stages + 16; }
-  /// Staging of the TMA epilogue, per consumer warpgroup: epilogue_buffers x its rows x TILE_N of 16-bit.
-  GEMMOPS_HD constexpr int epilogue_warpgroup_bytes() const {
-    return epilogue == 1 ? epilogue_buffers * warpgroup_rows() * tile_n * 2 : 0;
+  /// The TMA epilogue's ring of 64x64 16-bit staging boxes per consumer warpgroup.
+  GEMMOPS_HD constexpr int epilogue_ring() const {
+    return epilogue != 1 ? 0 : epilogue_boxes > 0 ? epilogue_boxes : m_atoms() * (tile_n / 64);
   }
+  GEMMOPS_HD constexpr int epilogue_warpgroup_bytes() const { return epilogue_ring() * 64 * 64 * 2; }
   GEMMOPS_HD constexpr int epilogue_bytes() const { return consumers * epilogue_warpgroup_bytes(); }
   /// The scheduler's table: per group its tile prefix, first row and end row.
   GEMMOPS_HD static constexpr int scheduler_bytes(int groups) { return 12 * groups; }

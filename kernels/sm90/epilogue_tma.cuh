@@ -20,12 +20,12 @@ struct TmaStoreEpilogue {
   static_assert(kOut != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");
   static constexpr int kBoxBytes = 64 * 128;  // 64 rows x 64 columns of 16-bit, 128B-swizzled
 
-  /// Stores a warpgroup's kAtoms 64-row slabs starting at row0. `staging`: kBuffers * kAtoms *
-  /// (TILE_N / 64) boxes, 1024-byte aligned, used as a ring; `ring_pos` is the warpgroup's place in
-  /// it (0 before its first tile, carried from tile to tile). Slabs wholly inside the group go by
+  /// Stores a warpgroup's kAtoms 64-row slabs starting at row0. `staging`: kRing boxes, 1024-byte
+  /// aligned, used as a ring (fewer boxes than a tile has only wait more often); `ring_pos` is the
+  /// warpgroup's place in it (0 before its first tile, carried from tile to tile). Slabs wholly inside the group go by
   /// TMA; the one that straddles the group's end takes the masked direct store; slabs past the end
   /// store nothing.
-  template <int kTileN, int kAtoms, int kBuffers>
+  template <int kTileN, int kAtoms, int kRing>
   __device__ __forceinline__ static void store(const float (&d)[kAtoms][kTileN / 2], const GroupedGemmParams& p,
                                                ::cuda::std::uint8_t* staging, int& ring_pos, int consumer, int row0,
                                                int row_end, int col0) {
@@ -45,7 +45,7 @@ struct TmaStoreEpilogue {
     // boxes of stores stay in flight while the next ones are staged. (Waiting for all stores at
     // once drained the queue every tile: store-bound shapes ran at ~2.1-2.7 TB/s.)
     constexpr int kBoxes = kTileN / 64;
-    constexpr int kRing = kBuffers * kAtoms * kBoxes;
+    static_assert(kRing >= 1, "at least one staging box");
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a) {
       if (a >= full) break;

@@ -35,7 +35,7 @@ template <KernelConfig C>
 struct SharedStorage {
   uint8_t* a;        // (STAGES, TILE_M, TILE_K) K-major or (STAGES, TILE_M/64, TILE_K, 64) M-major, 16-bit
   uint8_t* b;        // (STAGES, TILE_N, TILE_K) K-major, or (STAGES, TILE_N/64, TILE_K, 64) N-major
-  uint8_t* epi;      // (CONSUMERS, BUFFERS * M_ATOMS * TILE_N/64, 64, 64) TMA epilogue staging (empty otherwise)
+  uint8_t* epi;      // (CONSUMERS, RING, 64, 64) TMA epilogue staging boxes (empty otherwise)
   uint64_t* full;    // (STAGES,) TMA bytes landed
   uint64_t* empty;   // (STAGES,) consumers done with the stage
   uint64_t* turn;    // (2,) ping-pong: turn[c] completes when warpgroup c may start its next main loop
@@ -293,7 +293,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         continue;
     }
     if constexpr (C.epilogue == 1) {
-      TmaStoreEpilogue<C.out>::template store<C.tile_n, kAtoms, C.epilogue_buffers>(
+      TmaStoreEpilogue<C.out>::template store<C.tile_n, kAtoms, C.epilogue_ring()>(
           acc, p, s.epi + consumer * C.epilogue_warpgroup_bytes(), ring_pos, consumer, row0, tc.row_end, tc.col0);
     } else {
 #pragma unroll

@@ -82,7 +82,7 @@ nb::dict metadata_to_dict(const OperatorMetadata& md) {
   design["stages"] = d.stages;
   design["schedule"] = std::string(name(d.schedule));
   design["epilogue"] = std::string(name(d.epilogue));
-  design["epilogue_buffers"] = d.epilogue_buffers;
+  design["epilogue_boxes"] = d.epilogue_boxes;
   design["name"] = d.to_string();
 
   const OperandConstraints& c = md.constraints;

@@ -40,7 +40,7 @@ std::string Design::to_string() const {
   if (epilogue == Epilogue::tma_store) {
     s += '_';
     s += name(epilogue);
-    if (epilogue_buffers > 1) s += std::to_string(epilogue_buffers);
+    if (epilogue_boxes > 0) s += "_ring" + std::to_string(epilogue_boxes);
   }
   return s;
 }

@@ -6,9 +6,9 @@ namespace gemmops::sm90 {
 namespace {
 
 constexpr Design tile(int m, int n, int stages, Schedule s, int cluster_m = 1, Epilogue e = Epilogue::store,
-                      int epilogue_buffers = 1) {
+                      int epilogue_boxes = 0) {
   return Design{.tile_m = m, .tile_n = n, .tile_k = 64, .cluster_m = cluster_m, .cluster_n = 1, .stages = stages,
-                .schedule = s, .epilogue = e, .epilogue_buffers = epilogue_buffers};
+                .schedule = s, .epilogue = e, .epilogue_boxes = epilogue_boxes};
 }
 
 // Stages fill the ~227 KiB of shared memory a Hopper block may use, leaving room for the
@@ -25,6 +25,10 @@ const Sm90Design kDesigns[] = {
     // Short K (down projections): the TMA epilogue overlaps the stores with the next tile, at the
     // price of one stage of shared memory for the staging slabs (16-bit outputs only).
     {tile(128, 256, 3, Schedule::cooperative, 2, Epilogue::tma_store), 2, {0.89, 0.73, 0.5}},
+    // CUTLASS's choice for torch._grouped_mm: four stages and a staging ring of two boxes per
+    // warpgroup (a quarter of the tile), so the stores still overlap the next tile.
+    {tile(128, 256, 4, Schedule::cooperative, 2, Epilogue::tma_store, 2), 2, {0.96, 0.75, 0.3, 1.04}},
+    {tile(128, 256, 4, Schedule::cooperative, 1, Epilogue::tma_store, 2), 2, {0.95, 0.85, 0.3, 1.04}},
     // (Refitted on a weight-gradient sweep: its per-tile cost made it the pick for gpt-oss decode
     // weight gradients, 27% slower than 128x256; bench/NOTES.md v8.)
     {tile(128, 128, 5, Schedule::cooperative, 2, Epilogue::tma_store), 2, {0.86, 0.65, 0.5, 1.04}},

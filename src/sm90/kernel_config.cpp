@@ -31,7 +31,7 @@ KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major 
   c.group_axis = k_grouped ? kernels::sm90::GroupAxis::k : kernels::sm90::GroupAxis::m;
   c.cluster_m = d.design.cluster_m;
   c.epilogue = d.design.epilogue == Epilogue::tma_store ? 1 : 0;
-  c.epilogue_buffers = c.epilogue == 1 ? d.design.epilogue_buffers : 1;
+  c.epilogue_boxes = c.epilogue == 1 ? d.design.epilogue_boxes : 0;
   c.schedule = d.design.schedule == Schedule::pingpong ? kernels::sm90::KernelSchedule::pingpong
                                                        : kernels::sm90::KernelSchedule::cooperative;
   return c;
@@ -63,7 +63,7 @@ std::string instantiation_text(const KernelConfig& c) {
   s += ", .group_axis = " + ns + (c.group_axis == kernels::sm90::GroupAxis::m ? "GroupAxis::m" : "GroupAxis::k");
   s += ", .cluster_m = " + std::to_string(c.cluster_m);
   s += ", .epilogue = " + std::to_string(c.epilogue);
-  if (c.epilogue_buffers != 1) s += ", .epilogue_buffers = " + std::to_string(c.epilogue_buffers);
+  if (c.epilogue_boxes != 0) s += ", .epilogue_boxes = " + std::to_string(c.epilogue_boxes);
   s += ", .schedule = " + ns +
        (c.schedule == kernels::sm90::KernelSchedule::pingpong ? "KernelSchedule::pingpong" : "KernelSchedule::cooperative");
   if (c.split_k) s += ", .split_k = true";

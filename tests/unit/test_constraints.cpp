@@ -151,8 +151,8 @@ TEST(Design, to_string_lists_tile_cluster_stages_schedule) {
   EXPECT_EQ(Design{}.to_string(), "custom");
   d.epilogue = Epilogue::tma_store;
   EXPECT_EQ(d.to_string(), "128x256x64_c2x1_s4_coop_tma");
-  d.epilogue_buffers = 3;
-  EXPECT_EQ(d.to_string(), "128x256x64_c2x1_s4_coop_tma3");
+  d.epilogue_boxes = 2;
+  EXPECT_EQ(d.to_string(), "128x256x64_c2x1_s4_coop_tma_ring2");
   Design cpu;
   cpu.schedule = Schedule::cpu_blocked;
   EXPECT_EQ(cpu.to_string(), "cpu");
