@@ -12,6 +12,12 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+/// A 4-byte store to shared memory at a shared-window address (a generic pointer into the
+/// staging boxes compiled to generic ST.E stores).
+__device__ __forceinline__ void st_shared_u32(::cuda::std::uint32_t addr, ::cuda::std::uint32_t v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+
 /// Stores the box at `smem_src` to the tensor of `map` at (c0, c1); clipped at the tensor's bounds.
 __device__ __forceinline__ void tma_store_2d(const void* map, const void* smem_src, int c0, int c1) {
   const auto src = static_cast<::cuda::std::uint32_t>(__cvta_generic_to_shared(smem_src));

@@ -37,50 +37,63 @@ struct TmaStoreEpilogue {
         StoreEpilogue<kOut>::template store<kTileN>(d[a], p.out, p.out_row_stride, row0 + 64 * a, row_end, col0,
                                                     p.n);
     if (full == 0) return;
-    const int t = threadIdx.x % 128;
-    const int barrier = 1 + consumer;  // named barrier of this warpgroup (0 is __syncthreads')
-    const int r = (t / 32) * 16 + (t % 32) / 4;  // row in the slab (and r + 8)
     // The staging boxes form a ring, written in order, each box's store its own bulk group: before
     // a box is overwritten only its own previous store has to have read it, so up to kRing - 1
     // boxes of stores stay in flight while the next ones are staged. (Waiting for all stores at
     // once drained the queue every tile: store-bound shapes ran at ~2.1-2.7 TB/s.)
     constexpr int kBoxes = kTileN / 64;
-    static_assert(kRing >= 1, "at least one staging box");
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a) {
       if (a >= full) break;
 #pragma unroll
-      for (int box = 0; box < kBoxes; ++box) {
-        if (t == 0) ptx::tma_store_wait_read<kRing - 1>();
-        ptx::named_barrier_sync(barrier, 128);
-        ::cuda::std::uint8_t* dst = staging + ring_pos * kBoxBytes;
-        ring_pos = ring_pos + 1 == kRing ? 0 : ring_pos + 1;
-#pragma unroll
-        for (int chunk = 0; chunk < 8; ++chunk) {
-          const int j = box * 8 + chunk;  // 8-column block of the accumulator fragment
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const int rr = r + 8 * half;
-            // The 128-byte swizzle TMA expects: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8).
-            const int offset = rr * 128 + ((chunk ^ (rr & 7)) * 16) + (t % 4) * 4;
-            const float v0 = d[a][4 * j + 2 * half], v1 = d[a][4 * j + 2 * half + 1];
-            *reinterpret_cast<::cuda::std::uint32_t*>(dst + offset) =
-                kOut == ElemType::bf16 ? ptx::pack_bf16x2(v0, v1) : ptx::pack_f16x2(v0, v1);
-          }
-        }
-        ptx::fence_proxy_async_shared();
-        ptx::named_barrier_sync(barrier, 128);
-        if (t == 0) {
-          ptx::tma_store_2d(&p.map_out, dst, col0 + 64 * box, row0 + 64 * a);
-          ptx::tma_store_commit();
-        }
-      }
+      for (int box = 0; box < kBoxes; ++box)
+        store_box<kRing>([&](int j, int half) { return pack(d[a][4 * j + 2 * half], d[a][4 * j + 2 * half + 1]); },
+                         box, p, staging, ring_pos, consumer, row0 + 64 * a, col0);
     }
     // The waits above count on every box of the ring having been stored before its turn comes
     // again; a short tile (a group's last) breaks that, so it drains, and the ring starts afresh.
     if (full < kAtoms) {
-      if (t == 0) ptx::tma_store_wait_read<0>();
+      if (threadIdx.x % 128 == 0) ptx::tma_store_wait_read<0>();
       ring_pos = 0;
+    }
+  }
+
+  __device__ __forceinline__ static ::cuda::std::uint32_t pack(float v0, float v1) {
+    return kOut == ElemType::bf16 ? ptx::pack_bf16x2(v0, v1) : ptx::pack_f16x2(v0, v1);
+  }
+
+  /// Stages the 64x64 box `box` (columns 64 * box ..) of a slab whose first row is `row0` and starts
+  /// its TMA store; `pair_at(j, half)` gives a thread's 16-bit pair of 8-column block j. Called by
+  /// all 128 threads of the warpgroup with the same `box`.
+  template <int kRing, typename PairAt>
+  __device__ __forceinline__ static void store_box(PairAt&& pair_at, int box, const GroupedGemmParams& p,
+                                                   ::cuda::std::uint8_t* staging, int& ring_pos, int consumer,
+                                                   int row0, int col0) {
+    static_assert(kRing >= 1, "at least one staging box");
+    const int t = threadIdx.x % 128;
+    const int barrier = 1 + consumer;  // named barrier of this warpgroup (0 is __syncthreads')
+    const int r = (t / 32) * 16 + (t % 32) / 4;  // row in the slab (and r + 8)
+    if (t == 0) ptx::tma_store_wait_read<kRing - 1>();
+    ptx::named_barrier_sync(barrier, 128);
+    ::cuda::std::uint8_t* dst = staging + ring_pos * kBoxBytes;
+    const auto dst_shared = static_cast<::cuda::std::uint32_t>(__cvta_generic_to_shared(dst));
+    ring_pos = ring_pos + 1 == kRing ? 0 : ring_pos + 1;
+#pragma unroll
+    for (int chunk = 0; chunk < 8; ++chunk) {
+      const int j = box * 8 + chunk;  // 8-column block of the accumulator fragment
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int rr = r + 8 * half;
+        // The 128-byte swizzle TMA expects: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8).
+        const int offset = rr * 128 + ((chunk ^ (rr & 7)) * 16) + (t % 4) * 4;
+        ptx::st_shared_u32(dst_shared + offset, pair_at(j, half));
+      }
+    }
+    ptx::fence_proxy_async_shared();
+    ptx::named_barrier_sync(barrier, 128);
+    if (t == 0) {
+      ptx::tma_store_2d(&p.map_out, dst, col0 + 64 * box, row0);
+      ptx::tma_store_commit();
     }
   }
 

@@ -208,12 +208,6 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     // the pipeline going. Uniform across the warpgroup.
     const int rows_left = tc.row_end - row0;
     const int live_atoms = rows_left <= 0 ? 0 : ((rows_left + 63) / 64 < kAtoms ? (rows_left + 63) / 64 : kAtoms);
-    if (k_blocks == 0) {  // an empty K range (K-grouped) or K = 0: the result is zeros
-#pragma unroll
-      for (int a = 0; a < kAtoms; ++a)
-#pragma unroll
-        for (int i = 0; i < C.tile_n / 2; ++i) acc[a][i] = 0.f;
-    }
     int prev_stage = -1;
     for (int kb = 0; kb < k_blocks; ++kb) {
       const int stage = cur.stage;
@@ -292,15 +286,27 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       if (p.k_splits > 1 && !split_k_fixup<C, kAtoms>(acc, p, tc, split_k_slot<C>(tc, rank, consumer), 1 + consumer))
         continue;
     }
-    if constexpr (C.epilogue == 1) {
-      TmaStoreEpilogue<C.out>::template store<C.tile_n, kAtoms, C.epilogue_ring()>(
-          acc, p, s.epi + consumer * C.epilogue_warpgroup_bytes(), ring_pos, consumer, row0, tc.row_end, tc.col0);
-    } else {
+    auto store_tile = [&](const float (&values)[kAtoms][C.tile_n / 2]) {
+      if constexpr (C.epilogue == 1) {
+        TmaStoreEpilogue<C.out>::template store<C.tile_n, kAtoms, C.epilogue_ring()>(
+            values, p, s.epi + consumer * C.epilogue_warpgroup_bytes(), ring_pos, consumer, row0, tc.row_end, tc.col0);
+      } else {
 #pragma unroll
-      for (int a = 0; a < kAtoms; ++a)
-        if (a < live_atoms)
-          StoreEpilogue<C.out>::template store<C.tile_n>(acc[a], p.out, p.out_row_stride, row0 + 64 * a, tc.row_end,
-                                                         tc.col0, p.n);
+        for (int a = 0; a < kAtoms; ++a)
+          if (a < live_atoms)
+            StoreEpilogue<C.out>::template store<C.tile_n>(values[a], p.out, p.out_row_stride, row0 + 64 * a,
+                                                           tc.row_end, tc.col0, p.n);
+      }
+    };
+    // An empty K range (K-grouped) or K = 0: no MMA wrote the accumulators, the tile is zeros,
+    // stored from constants. (Zeroing the accumulators cost every tile 128 selects before its main
+    // loop: ptxas predicated the rarely taken branch; ~5% of a short-K weight gradient's stall
+    // samples. An inline-PTX branch instead made ptxas serialize wgmma, C7515.)
+    if (k_blocks == 0) {
+      const float zeros[kAtoms][C.tile_n / 2] = {};
+      store_tile(zeros);
+    } else {
+      store_tile(acc);
     }
   }
 }
