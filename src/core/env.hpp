@@ -33,11 +33,11 @@ std::optional<int> max_sms();
 /// GEMMOPS_K_GROUPED_WALK: `index` walks the sm90 K-grouped tiles group by group in index order,
 /// round-robin (experiments); anything else, or unset: longest group first, in a snake (default).
 bool k_grouped_walk_longest_first();
-/// GEMMOPS_SPLIT_K: ways to split K on the sm90 M-grouped kernels instead of the estimate's choice
-/// (tests and experiments; capped by the kernel's limit).
 /// GEMMOPS_KERNEL_WATCHDOG: seconds a kernel's barrier wait may spin before the kernel traps (a
 /// debugging build of the kernels; unset: no watchdog, the default).
 std::optional<int> kernel_watchdog_seconds();
+/// GEMMOPS_SPLIT_K: ways to split K on the sm90 M-grouped kernels instead of the estimate's choice
+/// (tests and experiments; capped by the kernel's limit).
 std::optional<int> split_k();
 
 }  // namespace gemmops::env

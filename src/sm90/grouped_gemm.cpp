@@ -102,6 +102,9 @@ Result<Artifact> GroupedGemmOperator::do_compile(const Arguments& args) const {
     req.name_expressions.push_back(instantiation_text(split));
   }
   req.target = metadata().target;
+  // The consumers' registers are nearly all accumulators: a spill would be a silent slowdown, so
+  // ptxas says so in the log (the compile tests fail on it).
+  req.options.push_back("--ptxas-options=--warn-on-spills");
   // A debugging build: a barrier wait that spins this long traps, so a deadlock comes back as a
   // launch error instead of a hang (the option is part of the cache key).
   if (auto seconds = env::kernel_watchdog_seconds())
