@@ -12,6 +12,8 @@
 # Each timing is the median of graph replays, with L2 scrubbed before every replay.
 # --ab GEMMOPS_M_GROUPED_WALK=index also times our operator with that variable set, in the same
 # round-robin as the others (an A/B of a kernel option in one process); the CSV gets the times.
+# Variables read when the kernel is compiled (a -D option of the JIT, e.g. GEMMOPS_KERNEL_WATCHDOG)
+# work too: the A/B candidate compiles its own artifact with the variable set.
 import argparse
 import csv
 import math
@@ -134,7 +136,7 @@ def bench_one(timer, shape, dist, gen, check=True):
     t = timer.interleaved_medians_us({
         "ours": run_ops, "ours again": run_ops,  # the same kernel twice: the row's noise
         "torch": lambda: torch._grouped_mm(A, B, offs=offsets, out_dtype=torch.bfloat16),
-        "dense": lambda: torch.mm(A, W), **ab_candidates(run_ops)})
+        "dense": lambda: torch.mm(A, W), **ab_candidates(op, args)})
     t_ops, t_torch, t_dense = t["ours"], t["torch"], t["dense"]
 
     err = float("nan")
@@ -169,7 +171,7 @@ def bench_one_wgrad(timer, shape, dist, gen, check=True):
     sweep_operators(timer, args, shape, dist, "wgrad")
     artifact = op.compile(args)
     run_ops = lambda: op.run(args, compiled_artifact=artifact)
-    candidates = {"ours": run_ops, "ours again": run_ops, "dense": lambda: torch.mm(X.t(), dY), **ab_candidates(run_ops)}
+    candidates = {"ours": run_ops, "ours again": run_ops, "dense": lambda: torch.mm(X.t(), dY), **ab_candidates(op, args)}
     torch_wgrad = lambda: torch._grouped_mm(X.t(), dY, offs=offsets, out_dtype=torch.bfloat16)
     try:
         torch_wgrad()
@@ -210,7 +212,7 @@ def with_env(fn, name, value):
         old = os.environ.get(name)
         os.environ[name] = str(value)
         try:
-            fn()
+            return fn()
         finally:
             if old is None:
                 del os.environ[name]
@@ -223,8 +225,14 @@ def with_split(fn, splits):
     return with_env(fn, "GEMMOPS_SPLIT_K", splits)
 
 
-def ab_candidates(run_ops):
-    return {f"ours {name}={value}": with_env(run_ops, name, value) for name, value in AB}
+def ab_candidates(op, args):
+    """Our operator with each A/B variable set while it compiles (here, outside any graph capture)
+    and while it launches, so options of either kind take effect."""
+    cands = {}
+    for name, value in AB:
+        artifact = with_env(lambda: op.compile(args), name, value)()
+        cands[f"ours {name}={value}"] = with_env(lambda a=artifact: op.run(args, compiled_artifact=a), name, value)
+    return cands
 
 
 def ab_columns(t, t_ops):
