@@ -62,8 +62,13 @@ template <KernelConfig C>
 inline constexpr int kKBlockAlign =
     C.group_axis == GroupAxis::k && (C.a_major == AMajor::k || C.b_major == BMajor::k) ? 8 : 1;
 
+// Multiply-shift divisions in the scheduler (TileIterator's kFastDivide) for the consumers of
+// cooperative kernels only: the producer warp runs ahead of them by the ring (and has 40 registers,
+// which the divisors' state made spill), and ping-pong kernels measured slower with them.
+template <KernelConfig C, bool kFastDivide = false>
+using Tiles = TileIterator<C.unit_m(), C.tile_n, C.cluster_m, C.group_axis, kKBlockAlign<C>, C.split_k, kFastDivide>;
 template <KernelConfig C>
-using Tiles = TileIterator<C.unit_m(), C.tile_n, C.cluster_m, C.group_axis, kKBlockAlign<C>, C.split_k>;
+inline constexpr bool kConsumersDivideFast = C.schedule == KernelSchedule::cooperative && C.consumers > 1;
 
 __device__ __forceinline__ int k_blocks_of(const TileCoord& tc) { return (tc.k_end - tc.k_begin + 63) / 64; }
 
@@ -187,7 +192,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
   uint32_t turn_phase = 0;
   int nth = 0;       // tiles this CTA has walked
   int ring_pos = 0;  // the TMA epilogue's place in this warpgroup's ring of staging boxes
-  for (Tiles<C> it(p, s.table); it.valid(); it.advance(), ++nth) {
+  for (Tiles<C, kConsumersDivideFast<C>> it(p, s.table); it.valid(); it.advance(), ++nth) {
     const TileCoord tc = it.current();
     const int k_blocks = k_blocks_of(tc);
     if constexpr (C.pingpong()) {

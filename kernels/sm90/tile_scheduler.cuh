@@ -10,6 +10,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "common/fast_divmod.cuh"
 #include "sm90/config.cuh"
 #include "sm90/params.cuh"
 
@@ -132,7 +133,10 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
 /// tile is k_splits consecutive units, each summing a contiguous range of K's 64-wide blocks; the
 /// last one, which waits for the others, always has the highest number, so every unit waits only
 /// on units before it and a grid of co-resident CTAs cannot deadlock.
-template <int kTileM, int kTileN, int kClusterM, GroupAxis kAxis, int kKAlign = 1, bool kSplitK = false>
+/// kFastDivide: the per-tile divisions as multiply-shifts (A/B in bench/NOTES.md v14: 0.3-0.8% faster
+/// on cooperative kernels, 0.6-2% slower on ping-pong and small-M ones, up to 8% on one short-K row).
+template <int kTileM, int kTileN, int kClusterM, GroupAxis kAxis, int kKAlign = 1, bool kSplitK = false,
+          bool kFastDivide = false>
 struct TileIterator {
   SchedulerTable table;
   int groups;
@@ -143,6 +147,12 @@ struct TileIterator {
   int splits;
   int group_tiles;  // K-grouped: the tiles of every group
   int total_units;
+  // The divisors of current(), fixed per launch: an integer division is ~20 instructions, and
+  // every tile did four before its main loop (bench/NOTES.md v13).
+  common::FastDivisor by_band_span;    // band * n_tiles: the tiles of a full band
+  common::FastDivisor by_band;         // a full band's M units
+  common::FastDivisor by_group_tiles;  // K-grouped
+  common::FastDivisor by_splits;       // split-K
   int slot;         // this CTA's cluster: its place in every round of units
   bool snake;       // odd rounds run backwards (K-grouped, longest first)
   int round = 0;
@@ -156,30 +166,38 @@ struct TileIterator {
         group_tiles(((p.rows + kTileM - 1) / kTileM) * n_tiles),
         total_units(kAxis == GroupAxis::k ? p.groups * group_tiles
                                           : (p.groups > 0 ? t.tile_end[p.groups - 1] : 0) * splits),
+        by_band_span(band * n_tiles), by_band(band), by_group_tiles(group_tiles), by_splits(splits),
         slot(blockIdx.x / kClusterM), snake(kAxis == GroupAxis::k && p.k_walk_longest_first != 0), unit(slot) {}
 
   __device__ bool valid() const { return unit < total_units; }
 
+  __device__ int divide(int x, const common::FastDivisor& by) const {
+    if constexpr (kFastDivide) return by.quotient(x);
+    else return x / int(by.divisor);
+  }
+
   __device__ TileCoord current() {
-    const int tile = kSplitK ? unit / splits : unit;
+    const int tile = kSplitK ? divide(unit, by_splits) : unit;
     const int split = kSplitK ? unit - tile * splits : 0;
     int first, m_units;
     if constexpr (kAxis == GroupAxis::k) {
-      const int walked = tile / group_tiles;
+      const int walked = divide(tile, by_group_tiles);
       group = table.order()[walked];
       first = walked * group_tiles;
-      m_units = group_tiles / n_tiles;
+      m_units = (rows + kTileM - 1) / kTileM;
     } else {
       while (table.tile_end[group] <= tile) ++group;
       first = group > 0 ? table.tile_end[group - 1] : 0;
-      m_units = (table.tile_end[group] - first) / n_tiles;
+      m_units = (table.row_end[group] - table.row_start[group] + kTileM - 1) / kTileM;  // as the table counts
     }
     const int local = tile - first;
     // Band b holds `band` M units (fewer in the group's last band) across all N tiles, M fastest.
-    const int b = local / (band * n_tiles);
+    const int b = divide(local, by_band_span);
     const int in_band = local - b * band * n_tiles;
     const int band_rows = m_units - b * band < band ? m_units - b * band : band;
-    const int n_blk = in_band / band_rows;
+    const int n_blk = band_rows == band ? divide(in_band, by_band)
+                      : kFastDivide         ? common::small_quotient(in_band, band_rows)
+                                            : in_band / band_rows;
     const int m_blk = b * band + (in_band - n_blk * band_rows);
     if constexpr (kAxis == GroupAxis::m) {
       const int row0 = table.row_start[group] + m_blk * kTileM;
