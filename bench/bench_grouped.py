@@ -14,6 +14,12 @@
 # round-robin as the others (an A/B of a kernel option in one process); the CSV gets the times.
 # Variables read when the kernel is compiled (a -D option of the JIT, e.g. GEMMOPS_KERNEL_WATCHDOG)
 # work too: the A/B candidate compiles its own artifact with the variable set.
+# Every row also gets its roofline floor, max(FLOPs / --peak-tflops, bytes / --peak-tbps) (defaults:
+# the bf16 dense and copy ceilings measured on an H200), and the summary the geometric-mean speed-up
+# over torch that a kernel running every row at its floor would have: how much is left to gain.
+# Decode rows (TotalM <= 1024) also time a torch memory pass over the same bytes (forward: a
+# reduction reading the weights of the groups with rows; weight gradient: a fill of dB), the rate a
+# kernel doing nothing but that traffic reaches at that size.
 import argparse
 import csv
 import math
@@ -118,6 +124,19 @@ class Timer:
         return {name: statistics.median(t) for name, t in times.items()}
 
 
+PEAK = {"flops": 784e12, "bytes": 4.2e12}  # --peak-tflops / --peak-tbps
+DECODE_MAX_TOTAL_M = 1024  # the issue's decode rows: TotalM <= 1024
+
+
+def roofline_columns(flops, bytes_moved, t_ops, t_torch, t_memory):
+    """The row's floor (the slower of its FLOPs at the peak rate and its bytes at the copy rate),
+    how close we and torch come to it, and the decode rows' memory-pass reference."""
+    floor_us = max(flops / PEAK["flops"], bytes_moved / PEAK["bytes"]) * 1e6
+    return {"bytes_moved": bytes_moved, "floor_us": floor_us, "of_roofline": floor_us / t_ops, "torch_of_roofline": floor_us / t_torch,
+            "memory_pass_us": t_memory,
+            "memory_pass_tbps": bytes_moved / t_memory / 1e6 if not math.isnan(t_memory) else float("nan")}
+
+
 def bench_one(timer, shape, dist, gen, check=True):
     model, scenario, G, M, N, K, bound = shape
     sizes = group_sizes(M, G, dist, gen)
@@ -133,10 +152,16 @@ def bench_one(timer, shape, dist, gen, check=True):
     artifact = op.compile(args)
     W = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
     run_ops = lambda: op.run(args, compiled_artifact=artifact)
+    # Weight bytes actually read: only groups with rows are touched.
+    weight_bytes = sum(1 for s in sizes if s > 0) * K * N * 2
+    memory_pass = {}
+    if M <= DECODE_MAX_TOTAL_M:  # as many bytes as the groups with rows hold, read once
+        weights = B.permute(0, 2, 1).reshape(-1)[: weight_bytes // 2]
+        memory_pass["memory pass"] = lambda: weights.sum(dtype=torch.float32)
     t = timer.interleaved_medians_us({
         "ours": run_ops, "ours again": run_ops,  # the same kernel twice: the row's noise
         "torch": lambda: torch._grouped_mm(A, B, offs=offsets, out_dtype=torch.bfloat16),
-        "dense": lambda: torch.mm(A, W), **ab_candidates(op, args)})
+        "dense": lambda: torch.mm(A, W), **memory_pass, **ab_candidates(op, args)})
     t_ops, t_torch, t_dense = t["ours"], t["torch"], t["dense"]
 
     err = float("nan")
@@ -145,8 +170,6 @@ def bench_one(timer, shape, dist, gen, check=True):
         rows = int(ends[-1])
         err = ((out[:rows].float() - ref[:rows]).norm() / ref[:rows].norm().clamp_min(1e-30)).item()
     flops = 2.0 * M * N * K
-    # Weight bytes actually read: only groups with rows are touched.
-    weight_bytes = sum(1 for s in sizes if s > 0) * K * N * 2
     bytes_moved = weight_bytes + M * K * 2 + M * N * 2
     return {
         "model": model, "scenario": scenario, "dist": dist, "G": G, "TotalM": M, "N": N, "K": K, "bound": bound,
@@ -154,6 +177,7 @@ def bench_one(timer, shape, dist, gen, check=True):
         "gemmops_tflops": flops / t_ops / 1e6, "torch_tflops": flops / t_torch / 1e6, "dense_tflops": flops / t_dense / 1e6,
         "gemmops_tbps": bytes_moved / t_ops / 1e6, "speedup_vs_torch": t_torch / t_ops,
         "frac_of_dense": t_dense / t_ops, "rel_err": err,
+        **roofline_columns(flops, bytes_moved, t_ops, t_torch, t.get("memory pass", float("nan"))),
         "repro": f"python3 bench/bench_grouped.py --filter '{model}' --dists {dist}", **ab_columns(t, t_ops),
     }
 
@@ -172,6 +196,9 @@ def bench_one_wgrad(timer, shape, dist, gen, check=True):
     artifact = op.compile(args)
     run_ops = lambda: op.run(args, compiled_artifact=artifact)
     candidates = {"ours": run_ops, "ours again": run_ops, "dense": lambda: torch.mm(X.t(), dY), **ab_candidates(op, args)}
+    if M <= DECODE_MAX_TOTAL_M:  # dB's bytes written once (its writes are nearly all the traffic)
+        scratch = torch.empty_like(out)  # not out: its values are checked after the timing
+        candidates["memory pass"] = lambda: scratch.fill_(0.5)
     torch_wgrad = lambda: torch._grouped_mm(X.t(), dY, offs=offsets, out_dtype=torch.bfloat16)
     try:
         torch_wgrad()
@@ -193,6 +220,7 @@ def bench_one_wgrad(timer, shape, dist, gen, check=True):
         "gemmops_tflops": flops / t_ops / 1e6, "torch_tflops": flops / t_torch / 1e6, "dense_tflops": flops / t_dense / 1e6,
         "gemmops_tbps": bytes_moved / t_ops / 1e6, "speedup_vs_torch": t_torch / t_ops,
         "frac_of_dense": t_dense / t_ops, "rel_err": err,
+        **roofline_columns(flops, bytes_moved, t_ops, t_torch, t.get("memory pass", float("nan"))),
         "repro": f"python3 bench/bench_grouped.py --form wgrad --filter '{model}' --dists {dist}", **ab_columns(t, t_ops),
     }
 
@@ -273,6 +301,32 @@ def geometric_mean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
+def roofline_summary(rows):
+    """What is left to gain: the geometric-mean speed-up over torch of a kernel at every row's floor,
+    at the peak rates, and at realistic ones: compute at the rate dense cuBLAS sustains on the run's
+    largest GEMM (long GEMMs run under the card's power limit, short ones at boost clocks, above the
+    peak), a decode row no faster than the faster of its memory pass and ours (launch and ramp-up)."""
+    sustained = max(rows, key=lambda r: r["TotalM"] * r["N"] * r["K"])["dense_tflops"] * 1e12
+    def realistic_floor(r):
+        us = max(2.0 * r["TotalM"] * r["N"] * r["K"] / sustained, r["bytes_moved"] / PEAK["bytes"]) * 1e6
+        return us if math.isnan(r["memory_pass_us"]) else max(us, min(r["memory_pass_us"], r["gemmops_us"]))
+    at_peak = geometric_mean([r["torch_us"] / r["floor_us"] for r in rows])
+    at_realistic = geometric_mean([r["torch_us"] / realistic_floor(r) for r in rows])
+    ours_peak = geometric_mean([r["of_roofline"] for r in rows])
+    ours_realistic = geometric_mean([realistic_floor(r) / r["gemmops_us"] for r in rows])
+    decode = [r for r in rows if not math.isnan(r["memory_pass_tbps"])]
+    text = (f"Roofline (the slower of FLOPs at {PEAK['flops'] / 1e12:.0f} TFLOP/s and bytes at {PEAK['bytes'] / 1e12:.1f} TB/s): "
+            f"a kernel at every row's floor would be {at_peak:.3f}x over torch (geometric mean); gemmops runs at "
+            f"{100 * ours_peak:.0f}% of the floor. Realistic floor (compute at the {sustained / 1e12:.0f} TFLOP/s dense "
+            f"cuBLAS sustains on this run's largest GEMM; a decode row no faster than the faster of its memory pass "
+            f"and gemmops): {at_realistic:.3f}x over torch; gemmops at {100 * ours_realistic:.0f}%.")
+    if decode:
+        reach = sum(1 for r in decode if r["memory_pass_tbps"] >= 0.85 * PEAK["bytes"] / 1e12)
+        text += (f" Decode rows (TotalM <= {DECODE_MAX_TOTAL_M}): a torch memory pass over the same bytes reaches "
+                 f"85% of {PEAK['bytes'] / 1e12:.1f} TB/s on {reach} of {len(decode)}.")
+    return text
+
+
 def main():
     global CURRENT_ROW
     ap = argparse.ArgumentParser(description=__doc__)
@@ -288,7 +342,10 @@ def main():
     ap.add_argument("--split-k", help="with --sweep: time the first four operators with K split these ways, e.g. 1,2,4")
     ap.add_argument("--ab", action="append", default=[], metavar="VAR=VALUE",
                     help="also time our operator with this GEMMOPS_* variable set (repeatable)")
+    ap.add_argument("--peak-tflops", type=float, default=784.0, help="the roofline's compute rate (H200 bf16 dense)")
+    ap.add_argument("--peak-tbps", type=float, default=4.2, help="the roofline's memory rate (H200 copy)")
     a = ap.parse_args()
+    PEAK.update(flops=a.peak_tflops * 1e12, bytes=a.peak_tbps * 1e12)
     global SWEEP, SPLITS
     AB[:] = [tuple(x.split("=", 1)) for x in a.ab]
     SWEEP = [] if a.sweep else None
@@ -333,6 +390,7 @@ def main():
         noise = statistics.median(abs(r["gemmops_repeat_us"] / r["gemmops_us"] - 1) for r in rows)
         print(f"geometric-mean speed-up vs torch._grouped_mm: {geo:.3f}x over {len(rows)} rows; slower rows: {slower}; "
               f"median repeat spread of our timing: {100 * noise:.1f}%")
+        print(roofline_summary(rows))
         for n, v in AB:  # per distribution: an option may pay off on skewed rows only
             for dist in a.dists.split(","):
                 ratios = [r[f"ab {n}={v} ratio"] for r in rows if r["dist"] == dist]
@@ -362,12 +420,16 @@ def write_markdown(path, rows, device):
         f.write(f"Geometric-mean speed-up over torch._grouped_mm: **{geo:.2f}x** over {len(rows)} rows; "
                 f"{slower} row{'' if slower == 1 else 's'} slower. Two timings of the same gemmops "
                 f"kernel in one row differ by {100 * noise:.1f}% (median): smaller differences are noise.\n\n")
-        f.write("| model | scenario | dist | G | TotalM | N | K | gemmops us | torch us | dense us | TFLOP/s | x torch | of dense | TB/s | operator |\n")
-        f.write("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+        f.write(roofline_summary(rows) + " Columns: *of floor* is the row's floor over our time; *pass TB/s* "
+                "the memory pass's rate on decode rows.\n\n")
+        f.write("| model | scenario | dist | G | TotalM | N | K | gemmops us | torch us | dense us | TFLOP/s | x torch | of dense | TB/s | of floor | pass TB/s | operator |\n")
+        f.write("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
         for r in rows:
+            pass_tbps = "" if math.isnan(r["memory_pass_tbps"]) else f"{r['memory_pass_tbps']:.2f}"
             f.write(f"| {r['model']} | {r['scenario']} | {r['dist']} | {r['G']} | {r['TotalM']} | {r['N']} | {r['K']} | "
                     f"{r['gemmops_us']:.1f} | {r['torch_us']:.1f} | {r['dense_us']:.1f} | {r['gemmops_tflops']:.0f} | "
-                    f"{r['speedup_vs_torch']:.2f} | {r['frac_of_dense']:.2f} | {r['gemmops_tbps']:.2f} | `{r['operator']}` |\n")
+                    f"{r['speedup_vs_torch']:.2f} | {r['frac_of_dense']:.2f} | {r['gemmops_tbps']:.2f} | "
+                    f"{r['of_roofline']:.2f} | {pass_tbps} | `{r['operator']}` |\n")
 
 
 if __name__ == "__main__":
