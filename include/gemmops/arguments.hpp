@@ -23,7 +23,7 @@ struct GemmArguments {
 /// Grouped GEMM with int32 `offsets` (G,) of exclusive end positions; group i covers
 /// [offsets[i-1], offsets[i]) (start 0 for i = 0); empty groups are legal.
 ///   M-grouped (contiguous offsets): A (TotalM,K) x B (G,K,N) -> out (TotalM,N). Rows of out at or
-///     past offsets[G-1] are left untouched.                        OperationKind::grouped_m
+///     past offsets[G-1] are left untouched, or set to zero with `zero_tail`. OperationKind::grouped_m
 ///   K-grouped (weight gradients):   A (M,TotalK) x B (TotalK,N) -> out (G,M,N); group i sums over
 ///     its K range; an empty group writes zeros.                    OperationKind::grouped_k
 /// The form follows from the ranks: B of rank 3 is M-grouped, out of rank 3 is K-grouped.
@@ -31,6 +31,10 @@ struct GroupedGemmArguments {
   TensorDesc A, B, out;
   DType accumulator = DType::fp32;
   TensorDesc offsets;
+  /// M-grouped: also write zeros to out's rows at or past offsets[G-1] (what a framework op that
+  /// returns a fresh tensor needs), in the same launch instead of a separate fill of all of out.
+  /// Forms that write every element of out ignore it.
+  bool zero_tail = false;
 };
 
 using Arguments = std::variant<GemmArguments, GroupedGemmArguments>;

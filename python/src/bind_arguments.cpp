@@ -62,22 +62,25 @@ void bind_arguments(nb::module_& m) {
       m, "GroupedGemmArguments",
       "Grouped GEMM with int32 offsets (G,) of exclusive group ends.\n"
       "M-grouped: A (TotalM,K) x B (G,K,N) -> out (TotalM,N).\n"
-      "K-grouped: A (M,TotalK) x B (TotalK,N) -> out (G,M,N).")
+      "K-grouped: A (M,TotalK) x B (TotalK,N) -> out (G,M,N).\n"
+      "zero_tail=True also sets an M-grouped out's rows past offsets[G-1] to zero.")
       .def("__init__",
            [](PyGroupedGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc,
-              nb::object offsets) {
+              nb::object offsets, bool zero_tail) {
              if (offsets.is_none())
                throw nb::value_error("offsets: GroupedGemmArguments needs int32 offsets (G,); got None");
              GroupedGemmArguments g{to_tensor_desc(A, "A"), to_tensor_desc(B, "B"), to_tensor_desc(out, "out"),
-                                    accumulator(acc), to_tensor_desc(offsets, "offsets")};
+                                    accumulator(acc), to_tensor_desc(offsets, "offsets"), zero_tail};
              Arguments args = std::move(g);
              check(validate(args));
              new (self) PyGroupedGemmArguments{
                  {std::move(args), std::move(A), std::move(B), std::move(out), std::move(offsets)}};
            },
            nb::arg("A"), nb::arg("B"), nb::arg("out"), nb::arg("accumulator_type") = nb::none(),
-           nb::arg("offsets") = nb::none())
-      .def_prop_ro("offsets", [](const PyArguments& a) { return a.offsets; });
+           nb::arg("offsets") = nb::none(), nb::arg("zero_tail") = false)
+      .def_prop_ro("offsets", [](const PyArguments& a) { return a.offsets; })
+      .def_prop_ro("zero_tail", [](const PyArguments& a) { return std::get<GroupedGemmArguments>(a.args).zero_tail; },
+                   "M-grouped: rows of out past offsets[G-1] are set to zero (else left untouched)");
 }
 
 }  // namespace gemmops::python

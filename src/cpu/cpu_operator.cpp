@@ -71,6 +71,10 @@ Result<std::vector<GemmTask>> make_tasks(OperationKind kind, const Arguments& ar
         }
         start = ends[i];
       }
+      // Rows past the last group: a task without K writes zeros.
+      if (g.zero_tail && start < A.size(0))
+        tasks.push_back({matrix(A, start * A.stride(0)), matrix(B, 0), out_matrix(out, start * out.stride(0)),
+                         A.size(0) - start, B.size(2), 0});
       break;
     }
     case OperationKind::grouped_k: {

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -78,6 +79,26 @@ TEST(CpuProvider, compile_returns_an_artifact_named_after_the_operator) {
   ASSERT_TRUE(a.has_value()) << a.status().to_string();
   EXPECT_EQ(a->operator_name(), "cpu_grouped_gemm_m");
   EXPECT_TRUE(op.run(p.arguments(), *a).is_ok());
+}
+
+TEST(CpuProvider, zero_tail_zeroes_the_rows_past_the_last_group_and_leaves_them_otherwise) {
+  std::mt19937 rng(11);
+  ProblemSpec s;
+  s.kind = OperationKind::grouped_m, s.m = 40, s.trailing = 7;
+  const cpu::CpuOperator op(s.kind);
+  for (bool zero_tail : {false, true}) {
+    HostProblem p = make_problem(s, rng);
+    GroupedGemmArguments args = std::get<GroupedGemmArguments>(p.arguments());
+    args.zero_tail = zero_tail;
+    ASSERT_TRUE(op.run(args).is_ok());
+    for (int64_t r = s.m - s.trailing; r < s.m; ++r)
+      for (int64_t c = 0; c < s.n; ++c) {
+        const int64_t e = r * s.n + c;
+        // The poison (all bits set) reads as NaN.
+        if (zero_tail) EXPECT_EQ(p.out.get(e), 0.0) << r << "," << c;
+        else EXPECT_TRUE(std::isnan(p.out.get(e))) << r << "," << c;
+      }
+  }
 }
 
 TEST(CpuMicrokernel, the_portable_and_the_dispatched_kernels_agree) {
