@@ -63,6 +63,9 @@ Result<OperationKind> operation_kind(const Arguments& args);
 /// Rules an operator adds (alignment, majors) are checked by Operator::supports.
 /// Returns invalid_argument with a message naming the operand and the rule; never aborts.
 Status validate(const Arguments& args);
+/// validate() without the rule that reads where the data pointers point (out overlapping an
+/// input): what every pair of arguments with the same dtypes, shapes and strides shares.
+Status validate_structure(const Arguments& args);
 
 /// validate(), then the problem sizes.
 Result<ProblemShape> problem_shape(const Arguments& args);

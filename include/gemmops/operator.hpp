@@ -13,6 +13,10 @@
 
 namespace gemmops {
 
+namespace detail {
+class OperatorMemo;
+}
+
 /// A CUDA stream (CUstream / cudaStream_t); nullptr is the legacy default stream.
 using Stream = void*;
 
@@ -84,10 +88,19 @@ class Operator {
   /// Unknown (the default) sorts last.
   double estimated_time_us(const Arguments& args, const Target& target) const;
 
+  /// True when supports_extra() and do_estimated_time_us() read nothing of the arguments but their
+  /// dtypes, shapes, strides, devices, the alignment of their data pointers and whether they have
+  /// data (a fake tensor): then supports(), estimated_time_us() and discovery answer each such layout
+  /// once and remember it (run() re-checks only where the data points). The built-in operators say
+  /// yes; the default is no.
+  virtual bool answers_by_signature() const { return false; }
+
  protected:
-  explicit Operator(OperatorMetadata metadata) : metadata_(std::move(metadata)) {}
+  explicit Operator(OperatorMetadata metadata);
 
  private:
+  Status supports_uncached(const Arguments& args, const Target& target) const;
+
   virtual Status supports_extra(const Arguments&, const Target&) const { return Status::ok(); }
   virtual Result<Artifact> do_compile(const Arguments& args) const = 0;
   virtual std::size_t do_workspace_size(const Arguments&) const { return 0; }
@@ -96,6 +109,7 @@ class Operator {
   virtual double do_estimated_time_us(const Arguments&, const Target&) const;
 
   OperatorMetadata metadata_;
+  std::shared_ptr<detail::OperatorMemo> memo_;
 };
 
 using OperatorPtr = std::shared_ptr<const Operator>;

@@ -4,11 +4,16 @@
 
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "gemmops/operator.hpp"
 
 namespace gemmops {
+
+namespace detail {
+class RankingMemo;
+}
 
 /// An operator that was not chosen, and the first reason why.
 struct Rejection {
@@ -19,6 +24,8 @@ struct Rejection {
 /// A set of operators, searchable by arguments. Thread-safe.
 class Registry {
  public:
+  Registry();
+
   /// Adds `op`; invalid_argument if it is null or another operator already has its name.
   Status add(OperatorPtr op);
   /// Every operator that supports `args` on `target`, best first (lowest estimated time; ties keep
@@ -32,6 +39,10 @@ class Registry {
  private:
   mutable std::mutex mutex_;
   std::vector<OperatorPtr> ops_;
+  /// The operators that do not answer by signature, with their places in ops_.
+  std::vector<std::pair<std::size_t, OperatorPtr>> asked_every_call_;
+  /// get_operators' ranking of the operators that answer by signature, per signature (cleared by add).
+  std::shared_ptr<detail::RankingMemo> ranking_;
 };
 
 /// The process-wide registry, holding the built-in providers (CPU, sm90) on first use.

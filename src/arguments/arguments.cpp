@@ -15,6 +15,18 @@ template <class... F>
 Overloaded(F...) -> Overloaded<F...>;
 }  // namespace
 
+namespace detail {
+
+Status validate_memory(const Arguments& args) {
+  const TensorDesc& out = operand_out(args);
+  GEMMOPS_TRY(validate_no_overlap(out, operand_a(args), "A"));
+  GEMMOPS_TRY(validate_no_overlap(out, operand_b(args), "B"));
+  if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) return validate_no_overlap(out, g->offsets, "offsets");
+  return Status::ok();
+}
+
+}  // namespace detail
+
 std::string_view name(OperationKind k) {
   switch (k) {
     case OperationKind::gemm: return "gemm";
@@ -31,10 +43,15 @@ Result<OperationKind> operation_kind(const Arguments& args) {
                     args);
 }
 
-Status validate(const Arguments& args) {
+Status validate_structure(const Arguments& args) {
   return std::visit(Overloaded{[](const GemmArguments& g) { return detail::validate_gemm(g); },
                                [](const GroupedGemmArguments& g) { return detail::validate_grouped(g); }},
                     args);
+}
+
+Status validate(const Arguments& args) {
+  GEMMOPS_TRY(validate_structure(args));
+  return detail::validate_memory(args);
 }
 
 Result<ProblemShape> problem_shape(const Arguments& args) {

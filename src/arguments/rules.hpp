@@ -30,9 +30,12 @@ Status validate_accumulator(DType accumulator);
 Status validate_same_device(const TensorDesc& a, const TensorDesc& t, std::string_view role);
 /// out's byte range must not intersect `t`'s (only checked when both carry data).
 Status validate_no_overlap(const TensorDesc& out, const TensorDesc& t, std::string_view role);
+/// out overlaps none of the inputs: the one rule that reads the data pointers beyond their
+/// alignment, so it is checked on every call while the others are answered once per signature.
+Status validate_memory(const Arguments& args);
 /// No two elements of out share an address (a zero stride on a dim of size > 1, or interleaving).
 Status validate_out_elements_distinct(const TensorDesc& out);
-/// The checks on A, B and out that do not depend on the operation's form.
+/// The checks on A, B and out that do not depend on the operation's form (nor on where they point).
 Status validate_operands(const TensorDesc& a, const TensorDesc& b, const TensorDesc& out, DType accumulator);
 
 // --- dense and batched GEMM (validate_gemm.cpp) ---

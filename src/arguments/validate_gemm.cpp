@@ -50,9 +50,7 @@ Status validate_gemm(const GemmArguments& g) {
   }
   GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, gemm_kind(g));
   GEMMOPS_TRY(kind == OperationKind::gemm ? validate_gemm_shapes(g) : validate_batched_shapes(g));
-  GEMMOPS_TRY(validate_operands(g.A, g.B, g.out, g.accumulator));
-  GEMMOPS_TRY(validate_no_overlap(g.out, g.A, "A"));
-  return validate_no_overlap(g.out, g.B, "B");
+  return validate_operands(g.A, g.B, g.out, g.accumulator);
 }
 
 }  // namespace gemmops::detail

@@ -2,11 +2,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gemmops/operator.hpp"
 
+#include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <variant>
 
+#include "arguments/rules.hpp"
 #include "core/constraints.hpp"
+#include "core/operator_memo.hpp"
 
 namespace gemmops {
 
@@ -29,14 +33,38 @@ Status refuse_fakes(const Arguments& args) {
 
 }  // namespace
 
-Status Operator::supports(const Arguments& args, const Target& target) const {
-  GEMMOPS_TRY(validate(args));
+Operator::Operator(OperatorMetadata metadata)
+    : metadata_(std::move(metadata)), memo_(std::make_shared<detail::OperatorMemo>()) {}
+
+// The rules after validation: the target, the operator's constraints, its own extra rules.
+Status Operator::supports_uncached(const Arguments& args, const Target& target) const {
   if (!target.can_run(metadata_.target)) {
     return unsupported("target: " + name() + " is built for " + metadata_.target.to_string() +
                        ", which does not run on " + target.to_string());
   }
   GEMMOPS_TRY(detail::check_constraints_of_valid(metadata_.constraints, args));
   return supports_extra(args, target);
+}
+
+// Same answers, same order of rules with and without the memo: the structure, then where the data
+// points (checked on every call), then the rest.
+Status Operator::supports(const Arguments& args, const Target& target) const {
+  const bool memoised = answers_by_signature() && !detail::has_host_offset_values(args);
+  const detail::Signature sig = memoised ? detail::signature_of(args, target) : detail::Signature{};
+  if (!sig.valid) {
+    GEMMOPS_TRY(validate(args));
+    return supports_uncached(args, target);
+  }
+  std::optional<detail::MemoEntry> entry = memo_->find(sig);
+  if (!entry) {
+    entry.emplace();
+    entry->structure = validate_structure(args);
+    if (entry->structure) entry->rest = supports_uncached(args, target);
+    memo_->put(sig, *entry);
+  }
+  GEMMOPS_TRY(entry->structure);
+  GEMMOPS_TRY(detail::validate_memory(args));
+  return entry->rest;
 }
 
 Result<Artifact> Operator::compile(const Arguments& args) const {
@@ -76,7 +104,17 @@ Status Operator::run(const Arguments& args, const Artifact& artifact, Stream str
 }
 
 double Operator::estimated_time_us(const Arguments& args, const Target& target) const {
-  return do_estimated_time_us(args, target);
+  if (!answers_by_signature() || detail::has_host_offset_values(args)) return do_estimated_time_us(args, target);
+  const detail::Signature sig = detail::signature_of(args, target);
+  if (!sig.valid) return do_estimated_time_us(args, target);
+  std::optional<detail::MemoEntry> entry = memo_->find(sig);
+  if (entry && !std::isnan(entry->estimate_us)) return entry->estimate_us;
+  const double t = do_estimated_time_us(args, target);
+  if (entry && !std::isnan(t)) {  // remembered only next to the support answers it belongs with
+    entry->estimate_us = t;
+    memo_->put(sig, *entry);
+  }
+  return t;
 }
 
 double Operator::do_estimated_time_us(const Arguments&, const Target&) const {

@@ -17,6 +17,7 @@ struct ContextCache {
   std::mutex mutex;
   std::uint64_t generation = 0;
   std::unordered_map<int, CUcontext> primary;
+  std::unordered_map<int, CUcontext> last_verified;  // the last context seen current on the device
 };
 
 ContextCache& cache() {
@@ -29,6 +30,7 @@ Result<CUcontext> retain_primary(const DriverApi& api, CUdevice device, int ordi
   std::lock_guard lock(c.mutex);
   if (c.generation != driver_generation()) {
     c.primary.clear();
+    c.last_verified.clear();
     c.generation = driver_generation();
   }
   if (auto it = c.primary.find(ordinal); it != c.primary.end()) return it->second;
@@ -36,6 +38,21 @@ Result<CUcontext> retain_primary(const DriverApi& api, CUdevice device, int ordi
   GEMMOPS_CU(api, cuDevicePrimaryCtxRetain, &ctx, device);
   c.primary.emplace(ordinal, ctx);
   return ctx;
+}
+
+// Whether `ctx` is known to belong to device `ordinal` (a context never changes its device).
+bool known_context_of(int ordinal, CUcontext ctx) {
+  ContextCache& c = cache();
+  std::lock_guard lock(c.mutex);
+  if (c.generation != driver_generation()) return false;
+  auto it = c.last_verified.find(ordinal);
+  return it != c.last_verified.end() && it->second == ctx;
+}
+
+void remember_context_of(int ordinal, CUcontext ctx) {
+  ContextCache& c = cache();
+  std::lock_guard lock(c.mutex);
+  if (c.generation == driver_generation()) c.last_verified[ordinal] = ctx;
 }
 
 }  // namespace
@@ -52,18 +69,25 @@ Status check_ordinal(int ordinal) {
 
 Result<CUcontext> current_context(int ordinal) {
   GEMMOPS_ASSIGN_OR_RETURN(const DriverApi* api, driver());
+  CUcontext ctx = nullptr;
+  // Every launch asks: when the current context is one already seen on this device (torch's
+  // primary context, say), one driver call answers.
+  GEMMOPS_CU(*api, cuCtxGetCurrent, &ctx);
+  if (ctx != nullptr && known_context_of(ordinal, ctx)) return ctx;
   GEMMOPS_TRY(check_ordinal(ordinal));
   CUdevice device = 0;
   GEMMOPS_CU(*api, cuDeviceGet, &device, ordinal);
-  CUcontext ctx = nullptr;
-  GEMMOPS_CU(*api, cuCtxGetCurrent, &ctx);
   if (ctx != nullptr) {
     CUdevice current = -1;
     GEMMOPS_CU(*api, cuCtxGetDevice, &current);
-    if (current == device) return ctx;
+    if (current == device) {
+      remember_context_of(ordinal, ctx);
+      return ctx;
+    }
   }
   GEMMOPS_ASSIGN_OR_RETURN(CUcontext primary, retain_primary(*api, device, ordinal));
   GEMMOPS_CU(*api, cuCtxSetCurrent, primary);
+  remember_context_of(ordinal, primary);
   return primary;
 }
 

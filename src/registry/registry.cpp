@@ -7,7 +7,33 @@
 #include <limits>
 #include <string>
 
+#include "arguments/rules.hpp"
+#include "registry/ranking_memo.hpp"
+
 namespace gemmops {
+namespace {
+
+using detail::Ranked;
+
+// Appends `op` (registered `index`-th) when it supports `args`, with its estimate.
+void collect(const Arguments& args, const Target& target, const OperatorPtr& op, std::size_t index,
+             std::vector<Ranked>& out) {
+  if (!op->supports(args, target)) return;
+  double t = op->estimated_time_us(args, target);
+  // NaN would break the strict weak ordering of the sort; treat it as unknown.
+  if (std::isnan(t)) t = std::numeric_limits<double>::infinity();
+  out.push_back({op, t, index});
+}
+
+void sort_best_first(std::vector<Ranked>& ranked) {
+  std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    return a.time_us < b.time_us || (a.time_us == b.time_us && a.index < b.index);
+  });
+}
+
+}  // namespace
+
+Registry::Registry() : ranking_(std::make_shared<detail::RankingMemo>()) {}
 
 Status Registry::add(OperatorPtr op) {
   if (op == nullptr) return invalid_argument("operator: must not be null");
@@ -18,26 +44,46 @@ Status Registry::add(OperatorPtr op) {
       return invalid_argument("operator: name must be unique; \"" + op->name() + "\" is already registered");
     }
   }
+  if (!op->answers_by_signature()) asked_every_call_.emplace_back(ops_.size(), op);
   ops_.push_back(std::move(op));
+  ranking_->clear();  // rankings were made without it
   return Status::ok();
 }
 
+// Operators that answer by signature are ranked once per signature; the others (a user's operator
+// whose supports() may read data) are asked on every call and merged in. Either way every call
+// checks where the data points (out overlapping an input), which no signature holds.
 std::vector<OperatorPtr> Registry::get_operators(const Arguments& args, const Target& target) const {
-  struct Ranked {
-    OperatorPtr op;
-    double time_us;
-  };
+  const detail::Signature sig = detail::has_host_offset_values(args) ? detail::Signature{}
+                                                                     : detail::signature_of(args, target);
   std::vector<Ranked> ranked;
-  // Asked outside the lock: supports() is pure and may be slow; a snapshot is enough.
-  for (const OperatorPtr& op : all()) {
-    if (!op->supports(args, target)) continue;
-    double t = op->estimated_time_us(args, target);
-    // NaN would break the strict weak ordering of the sort; treat it as unknown.
-    if (std::isnan(t)) t = std::numeric_limits<double>::infinity();
-    ranked.push_back({op, t});
+  auto by_signature = [&] {
+    const std::vector<OperatorPtr> ops = all();
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (ops[i]->answers_by_signature()) collect(args, target, ops[i], i, ranked);
+  };
+  if (!sig.valid) {
+    by_signature();
+  } else if (!detail::validate_memory(args)) {
+    // Overlapping memory is refused by every operator (the rule is validate()'s); only operators
+    // that do not answer by signature are asked below, and they refuse too unless they skip validate().
+  } else if (auto hit = ranking_->find(sig)) {
+    ranked = std::move(*hit);
+  } else {
+    const std::uint64_t generation = ranking_->generation();
+    by_signature();
+    sort_best_first(ranked);
+    ranking_->put(sig, ranked, generation);
   }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const Ranked& a, const Ranked& b) { return a.time_us < b.time_us; });
+  std::vector<std::pair<std::size_t, OperatorPtr>> others;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    others = asked_every_call_;
+  }
+  if (!others.empty()) {
+    for (const auto& [index, op] : others) collect(args, target, op, index, ranked);
+    sort_best_first(ranked);
+  }
   std::vector<OperatorPtr> out;
   out.reserve(ranked.size());
   for (Ranked& r : ranked) out.push_back(std::move(r.op));

@@ -13,6 +13,7 @@
 #include "sm90/kernel_config.hpp"
 #include "sm90/kernel_problem.hpp"
 #include "sm90/launch_grouped.hpp"
+#include "sm90/plan.hpp"
 
 namespace gemmops::sm90 {
 namespace {
@@ -69,35 +70,32 @@ Status check_artifact_fits(const KernelConfig& compiled, const KernelConfig& wan
 
 }  // namespace
 
-KernelConfig GroupedGemmOperator::config_for(const KernelProblem& p) const {
-  return make_kernel_config(design_, ab_, out_, p.a_major, p.b_major, p.kind == OperationKind::grouped_k);
-}
-
 GroupedGemmOperator::GroupedGemmOperator(const Sm90Design& design, DType ab, DType out)
     : Operator(make_metadata(design, ab, out)), design_(design), ab_(ab), out_(out) {}
 
-Status GroupedGemmOperator::supports_extra(const Arguments& args, const Target&) const {
-  GEMMOPS_ASSIGN_OR_RETURN(KernelProblem p, map_problem(args));
-  const KernelConfig c = config_for(p);
-  const int64_t max_groups = (kSm90SmemBudget - c.smem_bytes(0)) / KernelConfig::scheduler_bytes(1);
-  if (p.groups > max_groups)
-    return unsupported("B: design " + design_.design.to_string() + " schedules at most " + std::to_string(max_groups) +
-                       " groups from shared memory; got G = " + std::to_string(p.groups));
-  return Status::ok();
+std::shared_ptr<const Sm90Plan> GroupedGemmOperator::plan(const Arguments& args) const {
+  const detail::Signature sig = detail::signature_of(args);
+  if (auto hit = plans_.find(sig)) return *hit;
+  auto made = std::make_shared<const Sm90Plan>(args, design_, ab_, out_);
+  plans_.put(sig, made);
+  return made;
 }
 
+Status GroupedGemmOperator::supports_extra(const Arguments& args, const Target&) const { return plan(args)->status(); }
+
+// One artifact per kernel text for the life of the operator: its module is loaded once per device
+// however often compile() or run() without an artifact is called.
 Result<Artifact> GroupedGemmOperator::do_compile(const Arguments& args) const {
-  GEMMOPS_ASSIGN_OR_RETURN(KernelProblem p, map_problem(args));
-  auto impl = std::make_shared<Sm90Artifact>();
-  impl->config = config_for(p);
+  const std::shared_ptr<const Sm90Plan> pl = plan(args);
+  GEMMOPS_TRY(pl->status());
   jit::CompileRequest req;
   req.kernel_name = name();
   req.source = "#include \"sm90/grouped_gemm.cuh\"\n";
-  req.name_expressions = {instantiation_text(impl->config)};
+  req.name_expressions = {instantiation_text(pl->config())};
   // The M-grouped forms also get the split-K kernel, in the same cubin: run() takes it for the
   // sizes the estimate splits, and the kernel that does not split carries none of its code.
-  if (impl->config.group_axis == kernels::sm90::GroupAxis::m) {
-    KernelConfig split = impl->config;
+  if (pl->config().group_axis == kernels::sm90::GroupAxis::m) {
+    KernelConfig split = pl->config();
     split.split_k = true;
     req.name_expressions.push_back(instantiation_text(split));
   }
@@ -109,39 +107,46 @@ Result<Artifact> GroupedGemmOperator::do_compile(const Arguments& args) const {
   // launch error instead of a hang (the option is part of the cache key).
   if (auto seconds = env::kernel_watchdog_seconds())
     req.options.push_back("-DGEMMOPS_KERNEL_WATCHDOG_NS=" + std::to_string(int64_t{*seconds} * 1000000000) + "ull");
+  std::string key = req.name_expressions[0];
+  for (const std::string& o : req.options) key += " " + o;
+  {
+    std::lock_guard lock(artifacts_mutex_);
+    if (auto it = artifacts_.find(key); it != artifacts_.end()) return it->second;
+  }
+  auto impl = std::make_shared<Sm90Artifact>();
+  impl->config = pl->config();
   GEMMOPS_ASSIGN_OR_RETURN(impl->compiled, jit::compile_cached(req));
   impl->module = std::make_unique<cuda::LazyModule>(impl->compiled->cubin);
   std::string description = req.name_expressions[0] + " (cubin from " + impl->compiled->origin + ")";
   if (!impl->compiled->log.empty()) description += "; nvrtc log: " + impl->compiled->log;
-  return Artifact(name(), std::move(impl), std::move(description));
-}
-
-int GroupedGemmOperator::splits_for(const KernelProblem& p) const {
-  if (auto forced = env::split_k()) return std::clamp(*forced, 1, max_split_k(p));
-  return choose_split_k(p, design_).splits;
+  Artifact artifact(name(), std::move(impl), std::move(description));
+  std::lock_guard lock(artifacts_mutex_);
+  return artifacts_.try_emplace(key, std::move(artifact)).first->second;
 }
 
 std::size_t GroupedGemmOperator::do_workspace_size(const Arguments& args) const {
-  auto p = map_problem(args);
-  if (!p) return 0;
-  return split_k_workspace_bytes(*p, config_for(*p), splits_for(*p));
+  const std::shared_ptr<const Sm90Plan> pl = plan(args);
+  return pl->status() ? pl->workspace_bytes() : 0;
 }
 
 Status GroupedGemmOperator::do_run(const Arguments& args, const Artifact& artifact, Stream stream,
                                    Workspace workspace) const {
-  GEMMOPS_ASSIGN_OR_RETURN(KernelProblem p, map_problem(args));
+  const std::shared_ptr<const Sm90Plan> pl = plan(args);
+  GEMMOPS_TRY(pl->status());
   const auto* impl = artifact.get<Sm90Artifact>();
-  GEMMOPS_TRY(check_artifact_fits(impl->config, config_for(p)));
-  const int splits = splits_for(p);
+  GEMMOPS_TRY(check_artifact_fits(impl->config, pl->config()));
+  const int splits = pl->splits();
   const auto& names = impl->compiled->lowered_names;
   if (splits > 1 && names.size() < 2) return internal_error("artifact: " + name() + " has no split-K kernel");
-  return launch_grouped(p, impl->config, *impl->module, names[splits > 1 ? 1 : 0], stream, splits, workspace);
+  const KernelProblem p = pl->bind(args);
+  const std::string& lowered = names[splits > 1 ? 1 : 0];
+  GEMMOPS_ASSIGN_OR_RETURN(LaunchShape shape, pl->launch_shape(p, *impl->module, lowered, splits));
+  return launch_grouped(p, impl->config, shape, stream, splits, workspace);
 }
 
 double GroupedGemmOperator::do_estimated_time_us(const Arguments& args, const Target&) const {
-  auto p = map_problem(args);
-  if (!p) return 1e30;
-  return estimate_time_us(*p, design_);
+  const std::shared_ptr<const Sm90Plan> pl = plan(args);
+  return pl->status() ? pl->estimate_us() : 1e30;
 }
 
 }  // namespace gemmops::sm90

@@ -2,6 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/signature_memo.hpp"
 #include "gemmops/operator.hpp"
 #include "sm90/designs.hpp"
 #include "sm90/kernel_config.hpp"
@@ -12,12 +18,17 @@ namespace gemmops::sm90 {
 /// Shared memory a Hopper block may opt into (227 KiB on every sm_90 part).
 inline constexpr int kSm90SmemBudget = 232448;
 
+class Sm90Plan;
+
 /// One design for one (A/B dtype, out dtype) pair. Serves the M-grouped, K-grouped, dense and
 /// batched forms with A K- or M-major and B K- or N-major; compile() specialises the kernel for
-/// the majors and the grouped dimension.
+/// the majors and the grouped dimension. Every hook reads one Sm90Plan per argument signature,
+/// made on first use; compile() returns one artifact (one loaded module) per kernel.
 class GroupedGemmOperator final : public Operator {
  public:
   GroupedGemmOperator(const Sm90Design& design, DType ab, DType out);
+
+  bool answers_by_signature() const override { return true; }
 
  private:
   Status supports_extra(const Arguments& args, const Target& target) const override;
@@ -25,12 +36,14 @@ class GroupedGemmOperator final : public Operator {
   Status do_run(const Arguments& args, const Artifact& artifact, Stream stream, Workspace workspace) const override;
   double do_estimated_time_us(const Arguments& args, const Target& target) const override;
   std::size_t do_workspace_size(const Arguments& args) const override;
-  KernelConfig config_for(const KernelProblem& p) const;
-  /// Ways to split K for `p`: GEMMOPS_SPLIT_K if set, else the estimate's choice.
-  int splits_for(const KernelProblem& p) const;
+  /// The plan of `args`' signature (made and remembered on first use).
+  std::shared_ptr<const Sm90Plan> plan(const Arguments& args) const;
 
   Sm90Design design_;
   DType ab_, out_;
+  mutable detail::SignatureMemo<std::shared_ptr<const Sm90Plan>> plans_;
+  mutable std::mutex artifacts_mutex_;
+  mutable std::map<std::string, Artifact> artifacts_;  // by the kernel's instantiation and options
 };
 
 }  // namespace gemmops::sm90

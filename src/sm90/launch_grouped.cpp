@@ -132,21 +132,46 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   return params;
 }
 
-Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda::LazyModule& module,
-                      const std::string& lowered_name, Stream stream, int splits, Workspace workspace) {
-  if (p.rows == 0 || p.n == 0 || p.groups == 0) return Status::ok();
-  const int ordinal = p.a->device.index;
-  GEMMOPS_TRY(cuda::make_current(ordinal));
+Result<LaunchShape> prepare_launch(const KernelProblem& p, const KernelConfig& c, const cuda::LazyModule& module,
+                                   const std::string& lowered_name, int splits) {
+  LaunchShape shape;
+  shape.ordinal = p.a->device.index;
+  if (p.rows == 0 || p.n == 0 || p.groups == 0) return shape;
+  GEMMOPS_TRY(cuda::make_current(shape.ordinal));
   GEMMOPS_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
-  GEMMOPS_ASSIGN_OR_RETURN(cuda::DeviceFacts facts, cuda::device_facts(ordinal));
-  const int smem = c.smem_bytes(static_cast<int>(p.groups));
-  if (static_cast<std::size_t>(smem) > facts.smem_per_block_optin)
-    return unsupported("B: G = " + std::to_string(p.groups) + " needs " + std::to_string(smem) +
-                       " bytes of shared memory; device " + std::to_string(ordinal) + " allows " +
+  GEMMOPS_ASSIGN_OR_RETURN(cuda::DeviceFacts facts, cuda::device_facts(shape.ordinal));
+  shape.smem_bytes = static_cast<unsigned>(c.smem_bytes(static_cast<int>(p.groups)));
+  if (shape.smem_bytes > facts.smem_per_block_optin)
+    return unsupported("B: G = " + std::to_string(p.groups) + " needs " + std::to_string(shape.smem_bytes) +
+                       " bytes of shared memory; device " + std::to_string(shape.ordinal) + " allows " +
                        std::to_string(facts.smem_per_block_optin));
-  GEMMOPS_ASSIGN_OR_RETURN(CUfunction fn, module.function(ordinal, lowered_name));
-  GEMMOPS_ASSIGN_OR_RETURN(kernels::sm90::GroupedGemmParams params, make_params(p, c));
+  GEMMOPS_ASSIGN_OR_RETURN(shape.fn, module.function(shape.ordinal, lowered_name));
+  // Persistent grid: at most one CTA per SM, and no more scheduler units than there can be. A
+  // unit is one tile per CTA of a cluster (one part of K of it with split-K).
+  const int64_t units_bound = max_scheduler_units(p, c) * std::max(1, splits);
+  const int64_t sms = std::min<int64_t>(facts.sm_count, env::max_sms().value_or(facts.sm_count));
+  int64_t resident = std::max<int64_t>(1, sms / c.cluster_m);
+  if (c.cluster_m > 1) {
+    // A cluster that cannot be resident with the others would run after them: a whole extra wave.
+    cuda::LaunchConfig lc;
+    lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
+    lc.block[0] = static_cast<unsigned>(c.threads());
+    lc.smem_bytes = shape.smem_bytes;
+    lc.grid[0] = static_cast<unsigned>(resident * c.cluster_m);
+    GEMMOPS_ASSIGN_OR_RETURN(int active, cuda::max_active_clusters(*api, shape.fn, lc));
+    if (active > 0) resident = std::min<int64_t>(resident, active);
+  }
+  shape.clusters = std::min<int64_t>(resident, units_bound);
+  shape.raster_band = raster_band(c, shape.clusters * c.tiles_in_flight());
+  return shape;
+}
 
+Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const LaunchShape& shape, Stream stream,
+                      int splits, Workspace workspace) {
+  if (shape.clusters == 0) return Status::ok();
+  GEMMOPS_TRY(cuda::make_current(shape.ordinal));
+  GEMMOPS_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
+  GEMMOPS_ASSIGN_OR_RETURN(kernels::sm90::GroupedGemmParams params, make_params(p, c));
   if (splits > 1) {
     const std::size_t need = split_k_workspace_bytes(p, c, splits);
     if (workspace.data == nullptr || workspace.bytes < need)
@@ -160,27 +185,15 @@ Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda:
     GEMMOPS_CU(*api, cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(base), 0, split_k_flag_bytes(slots),
                static_cast<CUstream>(stream));
   }
-  // Persistent grid: at most one CTA per SM, and no more scheduler units than there can be. A
-  // unit is one tile per CTA of a cluster (one part of K of it with split-K).
-  const int64_t units_bound = max_scheduler_units(p, c) * std::max(1, splits);
   cuda::LaunchConfig lc;
   lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
   lc.block[0] = static_cast<unsigned>(c.threads());
-  lc.smem_bytes = static_cast<unsigned>(smem);
-  const int64_t sms = std::min<int64_t>(facts.sm_count, env::max_sms().value_or(facts.sm_count));
-  int64_t resident = std::max<int64_t>(1, sms / c.cluster_m);
-  if (c.cluster_m > 1) {
-    // A cluster that cannot be resident with the others would run after them: a whole extra wave.
-    lc.grid[0] = static_cast<unsigned>(resident * c.cluster_m);
-    GEMMOPS_ASSIGN_OR_RETURN(int active, cuda::max_active_clusters(*api, fn, lc));
-    if (active > 0) resident = std::min<int64_t>(resident, active);
-  }
-  const int64_t clusters = std::min<int64_t>(resident, units_bound);
-  lc.grid[0] = static_cast<unsigned>(clusters * c.cluster_m);
-  params.raster_band = env::raster_band().value_or(raster_band(c, clusters * c.tiles_in_flight()));
+  lc.smem_bytes = shape.smem_bytes;
+  lc.grid[0] = static_cast<unsigned>(shape.clusters * c.cluster_m);
+  params.raster_band = env::raster_band().value_or(shape.raster_band);
   lc.stream = static_cast<CUstream>(stream);
   void* kernel_args[] = {&params};
-  return cuda::launch(*api, fn, lc, kernel_args);
+  return cuda::launch(*api, shape.fn, lc, kernel_args);
 }
 
 }  // namespace gemmops::sm90

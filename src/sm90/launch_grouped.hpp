@@ -23,10 +23,26 @@ int64_t max_scheduler_units(const KernelProblem& p, const KernelConfig& c);
 /// splits - 1 fp32 partials per warpgroup slot of every possible unit.
 std::size_t split_k_workspace_bytes(const KernelProblem& p, const KernelConfig& c, int splits);
 
-/// Launches the persistent kernel on `stream` (asynchronous, no host sync). Nothing is launched
-/// when the problem has no rows, no columns or no groups. With splits > 1, `workspace` must hold
-/// split_k_workspace_bytes(); its flags are cleared on the stream first.
-Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda::LazyModule& module,
-                      const std::string& lowered_name, Stream stream, int splits = 1, Workspace workspace = {});
+/// How a problem's kernel launches on one device: what does not depend on where the data is, found
+/// once per (problem layout, device, kernel, K split) and kept by the plan.
+struct LaunchShape {
+  CUfunction fn = nullptr;
+  int ordinal = 0;
+  unsigned smem_bytes = 0;
+  int64_t clusters = 0;  ///< resident clusters of the persistent grid; 0: nothing to launch
+  int raster_band = 1;   ///< computed from the grid (GEMMOPS_RASTER_BAND overrides at launch)
+};
+
+/// The device's function, shared memory and grid for `p` (whose data pointers are not read):
+/// unsupported when the groups' table needs more shared memory than the device allows.
+Result<LaunchShape> prepare_launch(const KernelProblem& p, const KernelConfig& c, const cuda::LazyModule& module,
+                                   const std::string& lowered_name, int splits);
+
+/// Launches the persistent kernel on `stream` (asynchronous, no host sync): the tensor maps from
+/// `p`'s data, the rest from `shape`. Nothing is launched when the problem has no rows, no columns
+/// or no groups. With splits > 1, `workspace` must hold split_k_workspace_bytes(); its flags are
+/// cleared on the stream first.
+Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const LaunchShape& shape, Stream stream,
+                      int splits = 1, Workspace workspace = {});
 
 }  // namespace gemmops::sm90

@@ -22,6 +22,7 @@ class FakeOperator : public Operator {
     Status extra = Status::ok();        ///< what supports_extra answers
     std::size_t workspace = 0;
     std::string artifact_name;          ///< empty: the operator's own name
+    bool by_signature = false;          ///< what answers_by_signature says
   };
 
   explicit FakeOperator(Options o) : Operator(metadata_of(o)), o_(std::move(o)) {}
@@ -29,6 +30,8 @@ class FakeOperator : public Operator {
   static std::shared_ptr<FakeOperator> make(Options o) { return std::make_shared<FakeOperator>(std::move(o)); }
 
   mutable std::atomic<int> extra_calls{0}, compile_calls{0}, run_calls{0};
+
+  bool answers_by_signature() const override { return o_.by_signature; }
 
  private:
   static OperatorMetadata metadata_of(const Options& o) {

@@ -1,0 +1,97 @@
+// src/core/signature.cpp: Arguments -> Signature (a few dozen integers and their hash)
+// SPDX-License-Identifier: Apache-2.0
+#include "core/signature.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <variant>
+
+namespace gemmops::detail {
+namespace {
+
+class Writer {
+ public:
+  explicit Writer(Signature& s) : s_(s) {}
+  void put(int64_t v) {
+    if (s_.size == Signature::kWords) {
+      overflow_ = true;
+      return;
+    }
+    s_.words[s_.size++] = v;
+  }
+  bool overflow() const { return overflow_; }
+
+ private:
+  Signature& s_;
+  bool overflow_ = false;
+};
+
+// The largest power of two (up to 256) that divides the address; 0 for no data (a fake tensor).
+int64_t alignment_of(const void* p) {
+  if (p == nullptr) return 0;
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  return int64_t{1} << std::min(8, std::countr_zero(address | (uintptr_t{1} << 8)));
+}
+
+void put_tensor(Writer& w, const TensorDesc& t) {
+  w.put(static_cast<int64_t>(t.dtype));
+  w.put(static_cast<int64_t>(t.device.kind) * 65536 + t.device.index);
+  w.put(alignment_of(t.data));
+  w.put(static_cast<int64_t>(t.shape.size()) * 16 + static_cast<int64_t>(t.strides.size()));
+  for (int64_t v : t.shape) w.put(v);
+  for (int64_t v : t.strides) w.put(v);
+}
+
+void finish(Signature& s, bool overflow) {
+  s.valid = !overflow;
+  // FNV-1a over the words: cheap, and good enough for a table of a few thousand entries.
+  std::size_t h = 1469598103934665603ull;
+  for (std::size_t i = 0; i < s.size; ++i) {
+    h ^= static_cast<std::size_t>(s.words[i]);
+    h *= 1099511628211ull;
+  }
+  s.hash = h;
+}
+
+void put_arguments(Writer& w, const Arguments& args) {
+  w.put(static_cast<int64_t>(args.index()));
+  if (const auto* g = std::get_if<GemmArguments>(&args)) {
+    w.put(static_cast<int64_t>(g->accumulator));
+    put_tensor(w, g->A);
+    put_tensor(w, g->B);
+    put_tensor(w, g->out);
+  } else {
+    const auto& gg = std::get<GroupedGemmArguments>(args);
+    w.put(static_cast<int64_t>(gg.accumulator) * 2 + (gg.zero_tail ? 1 : 0));
+    put_tensor(w, gg.A);
+    put_tensor(w, gg.B);
+    put_tensor(w, gg.out);
+    put_tensor(w, gg.offsets);
+  }
+}
+
+}  // namespace
+
+Signature signature_of(const Arguments& args) {
+  Signature s;
+  Writer w(s);
+  put_arguments(w, args);
+  finish(s, w.overflow());
+  return s;
+}
+
+Signature signature_of(const Arguments& args, const Target& target) {
+  Signature s;
+  Writer w(s);
+  put_arguments(w, args);
+  w.put(static_cast<int64_t>(target.kind) * 1024 + target.cc * 2 + (target.arch_specific ? 1 : 0));
+  finish(s, w.overflow());
+  return s;
+}
+
+bool has_host_offset_values(const Arguments& args) {
+  const auto* g = std::get_if<GroupedGemmArguments>(&args);
+  return g != nullptr && !g->offsets.device.is_cuda() && g->offsets.data != nullptr;
+}
+
+}  // namespace gemmops::detail

@@ -1,0 +1,67 @@
+// src/sm90/plan.cpp: Sm90Plan: the mapping, kernel config, split and estimate of one signature
+// SPDX-License-Identifier: Apache-2.0
+#include "sm90/plan.hpp"
+
+#include <algorithm>
+
+#include "core/env.hpp"
+#include "sm90/grouped_gemm.hpp"
+#include "sm90/heuristics.hpp"
+
+namespace gemmops::sm90 {
+
+Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DType out) {
+  Result<KernelProblem> mapped = map_problem(args);
+  if (!mapped) {
+    status_ = mapped.status();
+    return;
+  }
+  problem_ = *mapped;
+  config_ = make_kernel_config(design, ab, out, problem_.a_major, problem_.b_major,
+                               problem_.kind == OperationKind::grouped_k);
+  const int64_t max_groups = (kSm90SmemBudget - config_.smem_bytes(0)) / KernelConfig::scheduler_bytes(1);
+  if (problem_.groups > max_groups) {
+    status_ = unsupported("B: design " + design.design.to_string() + " schedules at most " +
+                          std::to_string(max_groups) + " groups from shared memory; got G = " +
+                          std::to_string(problem_.groups));
+    return;
+  }
+  chosen_splits_ = choose_split_k(problem_, design).splits;
+  estimate_us_ = estimate_time_us(problem_, design);
+  // The plan outlives the arguments it was made from: nothing may point into them.
+  problem_.a = problem_.b = problem_.out = nullptr;
+  problem_.offsets = nullptr;
+}
+
+int Sm90Plan::splits() const {
+  if (auto forced = env::split_k()) return std::clamp(*forced, 1, max_split_k(problem_));
+  return chosen_splits_;
+}
+
+std::size_t Sm90Plan::workspace_bytes() const { return split_k_workspace_bytes(problem_, config_, splits()); }
+
+KernelProblem Sm90Plan::bind(const Arguments& args) const {
+  KernelProblem p = problem_;
+  p.a = &operand_a(args);
+  p.b = &operand_b(args);
+  p.out = &operand_out(args);
+  if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) p.offsets = static_cast<const int32_t*>(g->offsets.data);
+  return p;
+}
+
+Result<LaunchShape> Sm90Plan::launch_shape(const KernelProblem& bound, const cuda::LazyModule& module,
+                                           const std::string& lowered_name, int splits) const {
+  const int ordinal = bound.a->device.index;
+  const int max_sms = env::max_sms().value_or(0);
+  {
+    std::lock_guard lock(mutex_);
+    for (const KnownLaunch& k : launches_)
+      if (k.ordinal == ordinal && k.module == &module && k.splits == splits && k.max_sms == max_sms) return k.shape;
+  }
+  GEMMOPS_ASSIGN_OR_RETURN(LaunchShape shape, prepare_launch(bound, config_, module, lowered_name, splits));
+  std::lock_guard lock(mutex_);
+  launches_.push_back({ordinal, &module, splits, max_sms, shape});
+  return shape;
+}
+
+}  // namespace gemmops::sm90
