@@ -8,6 +8,7 @@
 #include "gemmops/dtype.hpp"
 #include "gemmops/metadata.hpp"
 #include "gemmops/operator.hpp"
+#include "gemmops/plan.hpp"
 #include "gemmops/registry.hpp"
 #include "gemmops/status.hpp"
 #include "gemmops/target.hpp"

@@ -7,7 +7,9 @@
     op = ops.get_operators(args)[0]
     op.run(args, compiled_artifact=op.compile(args))
 
-``gemmops.torch`` (imported on demand) adds the ``torch.ops.gemmops.grouped_mm`` custom op.
+``gemmops.make_plan(args)`` binds the best operator and its artifact to args' layout: ``plan.run(...)``
+then costs about the launch. ``gemmops.torch`` (imported on demand) is a drop-in
+``torch.nn.functional.grouped_mm``.
 """
 
 from ._gemmops import (
@@ -16,6 +18,7 @@ from ._gemmops import (
     GemmArguments,
     GroupedGemmArguments,
     Operator,
+    Plan,
     Status,
     TensorSpec,
     __version__,
@@ -24,6 +27,7 @@ from ._gemmops import (
     device_supports,
     get_operators,
     get_rejections,
+    make_plan,
     register_operator,
 )
 from . import utils
@@ -34,6 +38,7 @@ __all__ = [
     "GemmArguments",
     "GroupedGemmArguments",
     "Operator",
+    "Plan",
     "Status",
     "TensorSpec",
     "__version__",
@@ -42,6 +47,7 @@ __all__ = [
     "device_supports",
     "get_operators",
     "get_rejections",
+    "make_plan",
     "register_operator",
     "utils",
 ]

@@ -85,5 +85,6 @@ void bind_tensor(nb::module_& m);
 void bind_arguments(nb::module_& m);
 void bind_operator(nb::module_& m);
 void bind_registry(nb::module_& m);
+void bind_plan(nb::module_& m);
 
 }  // namespace gemmops::python

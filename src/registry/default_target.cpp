@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/env.hpp"
+#include "gemmops/plan.hpp"
 #include "gemmops/registry.hpp"
 
 namespace gemmops {
@@ -42,5 +43,24 @@ std::vector<Rejection> get_rejections(const Arguments& args, std::optional<Targe
 }
 
 Status register_operator(OperatorPtr op) { return default_registry().add(std::move(op)); }
+
+Result<Plan> make_plan(const Arguments& args, std::optional<Target> target) {
+  if (!target) {
+    GEMMOPS_ASSIGN_OR_RETURN(Target t, default_target(args));
+    target = t;
+  }
+  std::vector<OperatorPtr> ops = default_registry().get_operators(args, *target);
+  if (ops.empty()) {
+    GEMMOPS_TRY(validate(args));  // a broken argument is the one reason worth stating
+    std::string reasons;
+    for (const Rejection& r : default_registry().rejections(args, *target)) {
+      if (reasons.size() > 600) break;
+      reasons += (reasons.empty() ? "" : "; ") + r.op->name() + ": " + r.reason.message();
+    }
+    return unsupported("operator: none serves these arguments on " + target->to_string() + "; first reasons: " +
+                       reasons);
+  }
+  return make_plan(args, ops.front());
+}
 
 }  // namespace gemmops

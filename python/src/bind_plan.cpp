@@ -1,0 +1,95 @@
+// python/src/bind_plan.cpp: Plan (an operator and artifact bound to one layout) and make_plan
+// SPDX-License-Identifier: Apache-2.0
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "bindings.hpp"
+
+namespace gemmops::python {
+
+namespace {
+
+struct PyPlan {
+  Plan plan;
+};
+
+Stream as_stream(uintptr_t s) { return reinterpret_cast<Stream>(s); }
+
+// The layout rule of run(): the same dtypes, shapes, strides and device as the plan's.
+void check_same_layout(const TensorDesc& planned, const TensorDesc& got, const char* operand) {
+  if (planned.dtype == got.dtype && planned.shape == got.shape && planned.strides == got.strides &&
+      planned.device == got.device)
+    return;
+  throw nb::value_error((std::string(operand) + ": must have the plan's layout (" + planned.describe() + "); got " +
+                         got.describe())
+                            .c_str());
+}
+
+}  // namespace
+
+void bind_plan(nb::module_& m) {
+  nb::class_<PyPlan>(m, "Plan",
+                     "An operator and its compiled artifact bound to one layout of arguments (dtypes, shapes, "
+                     "strides, device, data alignment): run() on new tensors of that layout costs about the launch")
+      .def_prop_ro("operator", [](const PyPlan& p) { return PyOperator{p.plan.op()}; })
+      .def_prop_ro("artifact", [](const PyPlan& p) { return PyArtifact{p.plan.artifact()}; })
+      .def_prop_ro("workspace_size", [](const PyPlan& p) { return p.plan.workspace_size(); },
+                   "Bytes of workspace every run needs (0 for most)")
+      .def("run",
+           [](const PyPlan& p, const PyArguments& a, uintptr_t stream, uintptr_t workspace, std::size_t workspace_bytes) {
+             const Arguments& layout = p.plan.layout();
+             if (layout.index() != a.args.index())
+               throw nb::value_error("args: must be of the plan's kind (GemmArguments or GroupedGemmArguments)");
+             check_same_layout(operand_a(layout), operand_a(a.args), "A");
+             check_same_layout(operand_b(layout), operand_b(a.args), "B");
+             check_same_layout(operand_out(layout), operand_out(a.args), "out");
+             OperandData d{operand_a(a.args).data, operand_b(a.args).data, operand_out(a.args).data, nullptr};
+             if (const auto* g = std::get_if<GroupedGemmArguments>(&a.args)) d.offsets = g->offsets.data;
+             Status status;
+             {
+               nb::gil_scoped_release release;
+               status = p.plan.run(d, as_stream(stream), {reinterpret_cast<void*>(workspace), workspace_bytes});
+             }
+             check(status);
+           },
+           nb::arg("args"), nb::arg("stream") = 0, nb::arg("workspace") = 0, nb::arg("workspace_bytes") = 0,
+           "Runs on args (tensors of the plan's layout); stream and workspace as raw addresses")
+      .def("_run_unchecked",
+           [](const PyPlan& p, uintptr_t a, uintptr_t b, uintptr_t out, uintptr_t offsets, uintptr_t stream,
+              uintptr_t workspace, std::size_t workspace_bytes) {
+             const OperandData d{reinterpret_cast<const void*>(a), reinterpret_cast<const void*>(b),
+                                 reinterpret_cast<void*>(out), reinterpret_cast<const void*>(offsets)};
+             Status status;
+             {
+               nb::gil_scoped_release release;
+               status = p.plan.run(d, as_stream(stream), {reinterpret_cast<void*>(workspace), workspace_bytes});
+             }
+             check(status);
+           },
+           nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("offsets") = 0, nb::arg("stream") = 0,
+           nb::arg("workspace") = 0, nb::arg("workspace_bytes") = 0,
+           "For callers that made the tensors themselves (gemmops.torch): data addresses of tensors of the "
+           "plan's layout, unchecked. Use run() otherwise.")
+      .def("__repr__", [](const PyPlan& p) { return "Plan(" + p.plan.op()->name() + ")"; });
+
+  m.def("make_plan",
+        [](const PyArguments& a, const PyOperator* op, std::optional<std::string> target) {
+          CurrentArguments current(a);
+          Result<Plan> r = [&] {
+            nb::gil_scoped_release release;  // may compile
+            if (op != nullptr) return make_plan(a.args, op->op);
+            std::optional<Target> t;
+            if (target) t = unwrap(Target::parse(*target));
+            return make_plan(a.args, t);
+          }();
+          return PyPlan{unwrap(std::move(r))};
+        },
+        nb::arg("args"), nb::arg("operator") = nb::none(), nb::arg("target") = nb::none(),
+        "The best operator for args (or `operator`), compiled and bound to args' layout (fake tensors are fine)");
+}
+
+}  // namespace gemmops::python
