@@ -7,7 +7,8 @@
     op = ops.get_operators(args)[0]
     op.run(args, compiled_artifact=op.compile(args))
 
-``gemmops.torch`` (imported on demand) adds the ``torch.ops.gemmops.grouped_mm`` custom op.
+``gemmops.torch`` (imported on demand) adds the ``torch.ops.gemmops.grouped_mm`` custom op, and
+``gemmops.transformers`` (imported on demand) the ``experts_implementation="gemmops"`` of transformers.
 """
 
 from ._gemmops import (
