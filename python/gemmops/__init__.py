@@ -9,7 +9,8 @@
 
 ``gemmops.make_plan(args)`` binds the best operator and its artifact to args' layout: ``plan.run(...)``
 then costs about the launch. ``gemmops.torch`` (imported on demand) is a drop-in
-``torch.nn.functional.grouped_mm``.
+``torch.nn.functional.grouped_mm``, and ``gemmops.transformers`` (imported on demand) adds the
+``experts_implementation="gemmops"`` of transformers.
 """
 
 from ._gemmops import (
