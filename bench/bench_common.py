@@ -151,6 +151,12 @@ def summary_lines(rows, what="gemmops"):
     return lines
 
 
+def first_line(error, limit=200):
+    """An exception as one short line: its type and the first line of its message."""
+    text = str(error).splitlines()[0] if str(error) else ""
+    return f"{type(error).__name__}: {text[:limit]}"
+
+
 def fmt(value, spec):
     """A number formatted with `spec`, or blank when it is missing (NaN or None)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

@@ -27,8 +27,9 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import (HOST_PROBLEMS, HOST_TARGETS_US, SMOKE_HOST_PROBLEMS, build_description, even_sizes, fmt,  # noqa: E402
-                          markdown_table, meets, median_per_call, padded, select, text_table)
+from bench_common import (HOST_PROBLEMS, HOST_TARGETS_US, SMOKE_HOST_PROBLEMS, build_description,  # noqa: E402
+                          even_sizes, first_line, fmt, markdown_table, meets, median_per_call, padded, select,
+                          text_table)
 
 NO_DEVICE = "bench_host.py needs a CUDA device; found none (--device cpu --smoke runs its code paths on the CPU)"
 
@@ -187,7 +188,7 @@ def main(argv=None):
         try:
             got, operators[p.key] = bench_problem(p, a, device)
         except Exception as e:  # a problem that fails is reported, the rest still run
-            print(f"{p.key} FAILED: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}", flush=True)
+            print(f"{p.key} FAILED: {first_line(e)}", flush=True)
             continue
         rows += got
         for r in got:

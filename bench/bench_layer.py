@@ -35,9 +35,9 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import (LAYER_CONFIGS, MODES, ROUTINGS, SMOKE_CONFIGS, assign_experts, build_description, fmt,  # noqa: E402
-                          geometric_mean, layer_gemm_flops, markdown_table, padded, select, summary_lines,
-                          text_table, zipf_loads)
+from bench_common import (LAYER_CONFIGS, MODES, ROUTINGS, SMOKE_CONFIGS, assign_experts,  # noqa: E402
+                          build_description, first_line, fmt, geometric_mean, layer_gemm_flops, markdown_table,
+                          padded, select, summary_lines, text_table, zipf_loads)
 
 NO_DEVICE = "bench_layer.py needs a CUDA device; found none (--device cpu --smoke runs its code paths on the CPU)"
 CHECK_LIMIT = 2e-2  # relative error of bf16 outputs and gradients against torch's; above it the row is flagged
@@ -117,7 +117,7 @@ def sonic_layer_function():
             from sonicmoe.functional import moe_TC_softmax_topk_layer as fn
         return fn
     except Exception as e:  # any import failure means: no peer column
-        print(f"SonicMoE not importable ({type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}); no peer column")
+        print(f"SonicMoE not importable ({first_line(e, 100)}); no peer column")
         return None
 
 
@@ -227,14 +227,21 @@ CHECKED = ["out", "dx", "drouter", "dw_gate_up", "dw_down"]
 
 
 def check(layers, x, bias, grad_out, leaves, backward):
-    """Relative errors of gemmops's output (and gradients) against torch's, in eager mode, by name."""
-    with torch.no_grad():
-        want = [layers["torch"](x, bias)]
-        got = [layers["gemmops"](x, bias)]
-    if backward:
-        want += step(layers["torch"], x, bias, grad_out, leaves, True)
-        got += step(layers["gemmops"], x, bias, grad_out, leaves, True)
+    """Relative errors of gemmops's output (and gradients) against torch's, by name: the layers are
+    the eager ones or the compiled ones, called as the timed steps call them (no other graph)."""
+    def results(layer):
+        if not backward:
+            with torch.no_grad():
+                return [layer(x, bias)]
+        out = layer(x, bias)
+        return [out, *torch.autograd.grad(out, leaves, grad_out)]
+    want, got = results(layers["torch"]), results(layers["gemmops"])
     return {name: rel_err(g, w) for name, g, w in zip(CHECKED, got, want)}
+
+
+def check_line(what, errors):
+    flag = "  CHECK FAILED" if not max(errors.values()) <= CHECK_LIMIT else ""
+    return f"{what}: gemmops vs torch, relative errors: " + ", ".join(f"{n} {e:.1e}" for n, e in errors.items()) + flag
 
 
 def bench_config(cfg, a, clock, device, compiled, sonic_fn):
@@ -255,18 +262,16 @@ def bench_config(cfg, a, clock, device, compiled, sonic_fn):
         else:
             bias = torch.zeros(cfg.T, cfg.E, device=device)
         errors = check(layers, x, bias, grad_out, leaves, backward=not cfg.forward_only)
-        err = max(errors.values())
-        flag = "  CHECK FAILED" if not err <= CHECK_LIMIT else ""
-        print(f"{cfg.model} {routing}: gemmops vs torch, relative errors: "
-              + ", ".join(f"{name} {e:.1e}" for name, e in errors.items()) + flag, flush=True)
+        print(check_line(f"{cfg.model} {routing} eager", errors), flush=True)
         sonic_err = float("nan")
         if sonic is not None and routing == "router":
             try:
                 with torch.no_grad():
                     sonic_err = rel_err(sonic.step(x, grad_out, False), layers["torch"](x, bias))
-                print(f"{cfg.model} router: SonicMoE vs torch, relative error of the output: {sonic_err:.1e}", flush=True)
+                print(f"{cfg.model} router: SonicMoE vs torch, relative error of the output: {sonic_err:.1e}",
+                      flush=True)
             except Exception as e:  # a config it does not support loses the column, nothing else
-                print(f"{cfg.model}: SonicMoE refused: {str(e).splitlines()[0][:160] if str(e) else type(e).__name__}")
+                print(f"{cfg.model}: SonicMoE refused: {first_line(e)}", flush=True)
                 sonic = None
         for mode in modes:
             backward = mode.endswith("+bwd")
@@ -277,9 +282,13 @@ def bench_config(cfg, a, clock, device, compiled, sonic_fn):
             try:
                 t, peak = interleaved(clock, fns, a.iters, a.repeats, a.warmup)
             except Exception as e:  # a failing row is reported, the others still run
-                print(f"{cfg.model} {routing} {mode} FAILED: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}",
-                      flush=True)
+                print(f"{cfg.model} {routing} {mode} FAILED: {first_line(e)}", flush=True)
                 continue
+            err = max(errors.values())
+            if mode.startswith("compile"):  # compiled by the warm-up; checked as it runs
+                compiled_errors = check(chosen, x, bias, grad_out, leaves, backward)
+                err = max(compiled_errors.values())
+                print(check_line(f"{cfg.model} {routing} {mode}", compiled_errors), flush=True)
             flops = layer_gemm_flops(cfg.T, cfg.topk, cfg.H, cfg.I, backward=backward)
             r = {"config": cfg.model, "key": cfg.key, "routing": routing, "mode": mode,
                  "torch_ms": t["torch"] * 1e3, "gemmops_ms": t["gemmops"] * 1e3, "ratio": t["torch"] / t["gemmops"],
@@ -337,7 +346,8 @@ def markdown_section(rows, a, device_name, peers):
             "top-k by a selection bias. TFLOP/s counts the two grouped GEMMs only (forward 6·T·k·H·I, "
             "forward+backward three times that); peak MiB is max_memory_allocated over the loop above what was "
             "allocated before it; rel err is gemmops's largest relative error against torch over the output and "
-            "gradients (eager). Generated by bench/bench_layer.py.\n\n")
+            "gradients (eager rows: of the eager forward and backward; compiled rows: of the compiled step "
+            "timed). Generated by bench/bench_layer.py.\n\n")
     text += "".join(f"- {line}\n" for line in geo_lines) + "\n"
     headers = HEADERS + (["SonicMoE ms"] if peers else [])
     text += markdown_table(headers, [row_cells(r, peers) for r in rows], left=3)
@@ -386,11 +396,8 @@ def main(argv=None):
           f"{a.iters} iterations x {a.repeats} repeats", flush=True)
     compiled = None
     if not a.no_compile and any(m.startswith("compile") for m in a.modes):
-        # One compiled layer per implementation and config; each config and grad mode is a recompile
-        # of the same forward, more than dynamo's default limit allows.
-        for name in ("recompile_limit", "cache_size_limit"):
-            if hasattr(torch._dynamo.config, name):
-                setattr(torch._dynamo.config, name, max(getattr(torch._dynamo.config, name), 64))
+        # One compiled layer per implementation and config; with the grad modes, four compilations of
+        # the same forward per config (dynamo's cache is reset between configs: within its limit of 8).
         compiled = lambda layer: torch.compile(layer, dynamic=False)
     sonic_fn = sonic_layer_function() if a.peers and device.type == "cuda" else None
     clock = Clock(device)
@@ -401,6 +408,8 @@ def main(argv=None):
         if a.markdown and rows:  # after every config: a cut-short run still leaves its numbers
             with open(a.markdown, "w") as f:
                 f.write(markdown_section(rows, a, device_name, sonic_fn is not None))
+        if compiled is not None:
+            torch._dynamo.reset()  # the config's compiled graphs hold its weights; no later config reuses them
         if device.type == "cuda":
             torch.cuda.empty_cache()
     failed = any(not r["err"] <= CHECK_LIMIT for r in rows)

@@ -98,6 +98,11 @@ def test_the_summary_is_a_geometric_mean_per_mode_and_the_slowest_row():
     assert lines[-1] == "slowest row for gemmops: b zipf eager-fwd (0.500x)"
 
 
+def test_an_error_is_one_line():
+    assert bc.first_line(ValueError("no operator\nmore")) == "ValueError: no operator"
+    assert bc.first_line(RuntimeError()) == "RuntimeError: "
+
+
 def test_tables_align_and_blank_missing_numbers():
     assert bc.fmt(float("nan"), ".1f") == "" and bc.fmt(None, ".1f") == "" and bc.fmt(2.345, ".1f") == "2.3"
     text = bc.text_table(["name", "us"], [["seed", "12.5"], ["G=128", "7.0"]], left=1)
@@ -120,9 +125,9 @@ def test_the_layer_routes_gathers_and_scatters_back_like_a_per_token_loop():
     import bench_layer
     T, E, H, I, topk = 12, 4, 16, 8, 2
     g = torch.Generator().manual_seed(0)
-    x, router_w = torch.randn(T, H, generator=g, dtype=torch.float64), torch.randn(E, H, generator=g, dtype=torch.float64)
-    w_gate_up = torch.randn(E, 2 * I, H, generator=g, dtype=torch.float64)
-    w_down = torch.randn(E, H, I, generator=g, dtype=torch.float64)
+    def randn(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64)
+    x, router_w, w_gate_up, w_down = randn(T, H), randn(E, H), randn(E, 2 * I, H), randn(E, H, I)
 
     def loop_mm(a, b, offs):  # a grouped mm by definition
         starts = [0] + offs.tolist()[:-1]
@@ -130,7 +135,8 @@ def test_the_layer_routes_gathers_and_scatters_back_like_a_per_token_loop():
 
     loads = bc.zipf_loads(E, T * topk, cap=T, seed=0, empty_fraction=0.25)
     chosen = torch.tensor(bc.assign_experts(loads, T, topk, seed=0))
-    for bias in (torch.zeros(T, E, dtype=torch.float64), torch.zeros(T, E, dtype=torch.float64).scatter_(1, chosen, 2.0)):
+    zipf_bias = torch.zeros(T, E, dtype=torch.float64).scatter_(1, chosen, 2.0)
+    for bias in (torch.zeros(T, E, dtype=torch.float64), zipf_bias):
         out = bench_layer.moe_layer(x, router_w, w_gate_up, w_down, bias, topk, loop_mm)
         probs = torch.softmax(x @ router_w.T, dim=-1)
         want = torch.zeros_like(x)
@@ -139,8 +145,8 @@ def test_the_layer_routes_gathers_and_scatters_back_like_a_per_token_loop():
                 h = w_gate_up[e] @ x[t]
                 want[t] += probs[t, e] * (w_down[e] @ (torch.nn.functional.silu(h[:I]) * h[I:]))
         torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)  # the softmax runs in float32
-    experts, _ = bench_layer.route(x, router_w, bias, topk)
-    assert sorted(map(sorted, experts.tolist())) == sorted(map(sorted, chosen.tolist())), "the bias forces the Zipf routing"
+    experts, _ = bench_layer.route(x, router_w, zipf_bias, topk)
+    assert [sorted(e) for e in experts.tolist()] == [sorted(c) for c in chosen.tolist()], "the bias forces the routing"
 
 
 @pytest.mark.torch
