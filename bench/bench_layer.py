@@ -1,0 +1,428 @@
+#!/usr/bin/env python3
+# bench/bench_layer.py: a whole MoE experts layer, as PyTorch users write it, with torch._grouped_mm and
+# with gemmops.torch.grouped_mm (the rest of the layer identical), timed in one process on one GPU.
+# SPDX-License-Identifier: Apache-2.0
+"""MoE experts layer benchmark: torch._grouped_mm against gemmops.torch.grouped_mm.
+
+    python3 bench/bench_layer.py [--configs qwen3-30b-a3b,mixtral-8x7b] [--modes eager-fwd,compile-fwd+bwd]
+                                 [--routings router,zipf] [--iters 20] [--repeats 5] [--no-compile]
+                                 [--markdown layer.md] [--peers]
+    python3 bench/bench_layer.py --device cpu --smoke     # the code paths at tiny sizes, no GPU
+
+The layer: router (linear to E logits), softmax + top-k, argsort of the flattened expert ids, gather
+of the token rows, per-expert counts and their cumsum into int32 offsets on the device (no host
+sync), gate/up grouped mm with a fused (E, 2I, H) weight used K-major (w.transpose(-2, -1)), SwiGLU,
+down grouped mm with an (E, H, I) weight used the same way, routing weights, index_add back into
+token order. Router rows route with random router weights (near-uniform loads); Zipf rows use a
+fixed assignment whose expert loads follow Zipf (exponent 1.2, a quarter of the experts empty),
+forced through the top-k by a selection bias added to the probabilities, so that both
+implementations do the same work and run the same graph as the router rows.
+
+Timing as users feel it: CUDA events around --iters back-to-back iterations (host overhead
+included, no CUDA graph, no sync inside), the implementations timed in turn (the same kernel moves
+by up to 13% between processes), median of --repeats. Forward modes run under torch.no_grad();
+forward+backward takes the gradient of a random upstream gradient into x and every weight. Peak
+memory: torch.cuda.max_memory_allocated over the loop, above what was allocated before it.
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import (LAYER_CONFIGS, MODES, ROUTINGS, SMOKE_CONFIGS, assign_experts,  # noqa: E402
+                          build_description, first_line, fmt, geometric_mean, layer_gemm_flops, markdown_table,
+                          padded, select, summary_lines, text_table, zipf_loads)
+
+NO_DEVICE = "bench_layer.py needs a CUDA device; found none (--device cpu --smoke runs its code paths on the CPU)"
+CHECK_LIMIT = 2e-2  # relative error of bf16 outputs and gradients against torch's; above it the row is flagged
+HANG_SECONDS = 600  # a first call (compiles included) still running after this is stuck
+
+
+# --- the layer ---------------------------------------------------------------------------------
+
+def route(x, router_w, selection_bias, topk):
+    """(T, topk) expert ids and their routing weights: softmax over all experts, then top-k; the
+    selection bias (zero, or 2 on forced experts) moves the choice, never the weights."""
+    probs = F.softmax(F.linear(x, router_w), dim=-1, dtype=torch.float32)  # (T, E)
+    _, experts = torch.topk(probs + selection_bias, topk, dim=-1)
+    return experts, probs.gather(1, experts).to(x.dtype)
+
+
+def moe_layer(x, router_w, w_gate_up, w_down, selection_bias, topk, mm):
+    """The MoE experts layer with `mm` as its grouped mm (torch._grouped_mm's positional form)."""
+    E, I = w_gate_up.shape[0], w_down.shape[-1]
+    experts, weights = route(x, router_w, selection_bias, topk)
+    flat = experts.reshape(-1)
+    order = torch.argsort(flat, stable=True)
+    token = order // topk  # the token of each sorted row
+    counts = torch.zeros(E, dtype=torch.int32, device=x.device).scatter_add_(
+        0, flat, torch.ones_like(flat, dtype=torch.int32))  # not bincount: it reads its size on the host
+    offs = torch.cumsum(counts, 0, dtype=torch.int32)
+    h = mm(x[token], w_gate_up.transpose(-2, -1), offs)  # (T*topk, 2I): gate, then up
+    a = F.silu(h[:, :I]) * h[:, I:]
+    y = mm(a, w_down.transpose(-2, -1), offs)  # (T*topk, H)
+    y = y * weights.reshape(-1)[order].unsqueeze(-1)
+    return torch.zeros_like(x).index_add(0, token, y)
+
+
+class MoEExperts(torch.nn.Module):
+    """The layer's parameters as MoE models store them; instances may share them (one per mm)."""
+
+    def __init__(self, router, w_gate_up, w_down, topk, mm):
+        super().__init__()
+        self.router, self.w_gate_up, self.w_down, self.topk, self.mm = router, w_gate_up, w_down, topk, mm
+
+    def forward(self, x, selection_bias):
+        return moe_layer(x, self.router.weight, self.w_gate_up, self.w_down, selection_bias, self.topk, self.mm)
+
+
+def make_parameters(cfg, device, seed):
+    """Router and expert weights scaled so activations stay near unit size (bf16 errors meaningful)."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    def randn(*shape, std):
+        return (torch.randn(*shape, generator=g) * std).to(device=device, dtype=torch.bfloat16)
+    router = torch.nn.Linear(cfg.H, cfg.E, bias=False, device=device, dtype=torch.bfloat16)
+    with torch.no_grad():
+        router.weight.copy_(randn(cfg.E, cfg.H, std=cfg.H ** -0.5))
+    w_gate_up = torch.nn.Parameter(randn(cfg.E, 2 * cfg.I, cfg.H, std=cfg.H ** -0.5))
+    w_down = torch.nn.Parameter(randn(cfg.E, cfg.H, cfg.I, std=cfg.I ** -0.5))
+    x = randn(cfg.T, cfg.H, std=1.0).requires_grad_()
+    grad_out = randn(cfg.T, cfg.H, std=1.0)
+    return router, w_gate_up, w_down, x, grad_out
+
+
+def zipf_selection_bias(cfg, device, seed):
+    """A (T, E) bias of 2 on each token's assigned experts (probabilities are at most 1, so top-k
+    picks exactly them) and the expert loads it realises."""
+    loads = zipf_loads(cfg.E, cfg.T * cfg.topk, cap=cfg.T, seed=seed)
+    chosen = torch.tensor(assign_experts(loads, cfg.T, cfg.topk, seed), dtype=torch.int64)
+    bias = torch.zeros(cfg.T, cfg.E).scatter_(1, chosen, 2.0)
+    return bias.to(device), loads
+
+
+# --- SonicMoE, only when importable ------------------------------------------------------------
+
+def sonic_layer_function():
+    """SonicMoE's fused softmax-top-k layer, or None (never required)."""
+    try:
+        import sonicmoe
+        fn = getattr(sonicmoe, "moe_TC_softmax_topk_layer", None)
+        if fn is None:
+            from sonicmoe.functional import moe_TC_softmax_topk_layer as fn
+        return fn
+    except Exception as e:  # any import failure means: no peer column
+        print(f"SonicMoE not importable ({first_line(e, 100)}); no peer column")
+        return None
+
+
+class SonicLayer:
+    """Our weights in SonicMoE's layout: w1 (2I, H, E) with gate and up rows interleaved, w2 (H, I, E).
+    It routes as the router rows do (softmax over all experts, then top-k, weights not renormalised)."""
+
+    def __init__(self, fn, router, w_gate_up, w_down, topk):
+        I = w_down.shape[-1]
+        with torch.no_grad():
+            inter = torch.stack([w_gate_up[:, :I], w_gate_up[:, I:]], dim=2).reshape(w_gate_up.shape)
+        self.fn, self.router_w, self.topk = fn, router.weight, topk
+        self.w1 = inter.detach().clone().requires_grad_()  # leaves, so their gradients are computed
+        self.w2 = w_down.detach().clone().requires_grad_()
+
+    def __call__(self, x, inference):
+        out = self.fn(x, self.router_w, self.w1.permute(1, 2, 0), None, self.w2.permute(1, 2, 0), None, self.topk,
+                      torch.cuda.current_stream().cuda_stream, "swiglu", inference,
+                      is_softmax_over_topk=False, norm_topk_probs=False)
+        return out[0] if isinstance(out, (tuple, list)) else out
+
+    def step(self, x, grad_out, backward):
+        """One iteration, as step() does for our layers."""
+        if not backward:
+            with torch.no_grad():
+                return self(x, True)
+        return torch.autograd.grad(self(x, False), [x, self.router_w, self.w1, self.w2], grad_out)
+
+
+# --- timing ------------------------------------------------------------------------------------
+
+class Clock:
+    """Seconds per iteration of a loop: CUDA events around it on a GPU, perf_counter on the CPU."""
+
+    def __init__(self, device):
+        self.cuda = device.type == "cuda"
+
+    def sync(self):
+        if self.cuda:
+            torch.cuda.synchronize()
+
+    def loop(self, fn, iters):
+        """(seconds per iteration, peak bytes above what was allocated before the loop)."""
+        self.sync()
+        if not self.cuda:
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            return (time.perf_counter() - t0) / iters, float("nan")
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(iters):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3 / iters, float(torch.cuda.max_memory_allocated() - base)
+
+    def wait_or_exit(self, name):
+        """Waits for a first call; a stuck kernel cannot be cancelled, so one is reported, not waited on."""
+        if not self.cuda:
+            return
+        done = torch.cuda.Event()
+        done.record()
+        deadline = time.monotonic() + HANG_SECONDS
+        while not done.query():
+            if time.monotonic() > deadline:
+                print(f"HANG: {name} did not finish within {HANG_SECONDS} s; exiting", flush=True)
+                os._exit(3)
+            time.sleep(0.001)
+
+
+def interleaved(clock, fns, iters, repeats, warmup):
+    """Median seconds per iteration and the largest peak bytes of each variant, timed in turn."""
+    for name, fn in fns.items():
+        for _ in range(max(1, warmup)):
+            fn()
+        clock.wait_or_exit(name)
+    times = {name: [] for name in fns}
+    peaks = {name: float("nan") for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t, peak = clock.loop(fn, iters)
+            times[name].append(t)
+            peaks[name] = peak if math.isnan(peaks[name]) else max(peaks[name], peak)
+    return {name: statistics.median(t) for name, t in times.items()}, peaks
+
+
+# --- one config --------------------------------------------------------------------------------
+
+def rel_err(got, want):
+    want = want.float()
+    return ((got.float() - want).norm() / want.norm().clamp_min(1e-30)).item()
+
+
+def step(layer, x, bias, grad_out, leaves, backward):
+    """One iteration: the forward under no_grad, or forward and the gradients into every leaf."""
+    if not backward:
+        with torch.no_grad():
+            return layer(x, bias)
+    out = layer(x, bias)
+    return torch.autograd.grad(out, leaves, grad_out)
+
+
+CHECKED = ["out", "dx", "drouter", "dw_gate_up", "dw_down"]
+
+
+def check(layers, x, bias, grad_out, leaves, backward):
+    """Relative errors of gemmops's output (and gradients) against torch's, by name: the layers are
+    the eager ones or the compiled ones, called as the timed steps call them (no other graph)."""
+    def results(layer):
+        if not backward:
+            with torch.no_grad():
+                return [layer(x, bias)]
+        out = layer(x, bias)
+        return [out, *torch.autograd.grad(out, leaves, grad_out)]
+    want, got = results(layers["torch"]), results(layers["gemmops"])
+    return {name: rel_err(g, w) for name, g, w in zip(CHECKED, got, want)}
+
+
+def check_line(what, errors):
+    flag = "  CHECK FAILED" if not max(errors.values()) <= CHECK_LIMIT else ""
+    return f"{what}: gemmops vs torch, relative errors: " + ", ".join(f"{n} {e:.1e}" for n, e in errors.items()) + flag
+
+
+def bench_config(cfg, a, clock, device, compiled, sonic_fn):
+    rows = []
+    router, w_gate_up, w_down, x, grad_out = make_parameters(cfg, device, a.seed)
+    leaves = [x, router.weight, w_gate_up, w_down]
+    impls = {"torch": torch._grouped_mm, "gemmops": gemmops_grouped_mm()}
+    layers = {name: MoEExperts(router, w_gate_up, w_down, cfg.topk, mm) for name, mm in impls.items()}
+    compiled_layers = {name: compiled(layer) for name, layer in layers.items()} if compiled else {}
+    sonic = SonicLayer(sonic_fn, router, w_gate_up, w_down, cfg.topk) if sonic_fn is not None else None
+    modes = [m for m in a.modes if not (cfg.forward_only and m.endswith("+bwd"))]
+    modes = [m for m in modes if compiled or not m.startswith("compile")]
+    for routing in a.routings:
+        if routing == "zipf":
+            bias, loads = zipf_selection_bias(cfg, device, a.seed)
+            print(f"{cfg.model} zipf loads: max {max(loads)}, min nonzero {min(l for l in loads if l)}, "
+                  f"{sum(1 for l in loads if not l)} of {cfg.E} experts empty", flush=True)
+        else:
+            bias = torch.zeros(cfg.T, cfg.E, device=device)
+        errors = check(layers, x, bias, grad_out, leaves, backward=not cfg.forward_only)
+        print(check_line(f"{cfg.model} {routing} eager", errors), flush=True)
+        sonic_err = float("nan")
+        if sonic is not None and routing == "router":
+            try:
+                with torch.no_grad():
+                    sonic_err = rel_err(sonic.step(x, grad_out, False), layers["torch"](x, bias))
+                print(f"{cfg.model} router: SonicMoE vs torch, relative error of the output: {sonic_err:.1e}",
+                      flush=True)
+            except Exception as e:  # a config it does not support loses the column, nothing else
+                print(f"{cfg.model}: SonicMoE refused: {first_line(e)}", flush=True)
+                sonic = None
+        for mode in modes:
+            backward = mode.endswith("+bwd")
+            chosen = compiled_layers if mode.startswith("compile") else layers
+            fns = {name: (lambda l=l: step(l, x, bias, grad_out, leaves, backward)) for name, l in chosen.items()}
+            if sonic is not None and routing == "router" and mode.startswith("eager"):
+                fns["sonic"] = lambda: sonic.step(x, grad_out, backward)
+            try:
+                t, peak = interleaved(clock, fns, a.iters, a.repeats, a.warmup)
+            except Exception as e:  # a failing row is reported, the others still run
+                print(f"{cfg.model} {routing} {mode} FAILED: {first_line(e)}", flush=True)
+                continue
+            err = max(errors.values())
+            if mode.startswith("compile"):  # compiled by the warm-up; checked as it runs
+                compiled_errors = check(chosen, x, bias, grad_out, leaves, backward)
+                err = max(compiled_errors.values())
+                print(check_line(f"{cfg.model} {routing} {mode}", compiled_errors), flush=True)
+            flops = layer_gemm_flops(cfg.T, cfg.topk, cfg.H, cfg.I, backward=backward)
+            r = {"config": cfg.model, "key": cfg.key, "routing": routing, "mode": mode,
+                 "torch_ms": t["torch"] * 1e3, "gemmops_ms": t["gemmops"] * 1e3, "ratio": t["torch"] / t["gemmops"],
+                 "torch_tflops": flops / t["torch"] / 1e12, "gemmops_tflops": flops / t["gemmops"] / 1e12,
+                 "torch_peak_mib": peak["torch"] / 2**20, "gemmops_peak_mib": peak["gemmops"] / 2**20,
+                 "err": err, "sonic_ms": t["sonic"] * 1e3 if "sonic" in t else float("nan"), "sonic_err": sonic_err}
+            rows.append(r)
+            print("  " + padded(row_cells(r, sonic_fn is not None), PROGRESS_WIDTHS, left=3), flush=True)
+    return rows
+
+
+def gemmops_grouped_mm():
+    import gemmops.torch
+    return gemmops.torch.grouped_mm
+
+
+# --- output ------------------------------------------------------------------------------------
+
+HEADERS = ["config", "routing", "mode", "torch ms", "gemmops ms", "torch/gemmops", "torch TFLOP/s",
+           "gemmops TFLOP/s", "torch peak MiB", "gemmops peak MiB", "rel err"]
+
+
+PROGRESS_WIDTHS = [22, 6, 15] + [10] * 9  # the rows as they finish; the table printed last is aligned to fit
+
+
+def row_cells(r, peers):
+    cells = [r["config"], r["routing"], r["mode"], fmt(r["torch_ms"], ".3f"), fmt(r["gemmops_ms"], ".3f"),
+             fmt(r["ratio"], ".3f"), fmt(r["torch_tflops"], ".0f"), fmt(r["gemmops_tflops"], ".0f"),
+             fmt(r["torch_peak_mib"], ".0f"), fmt(r["gemmops_peak_mib"], ".0f"), fmt(r["err"], ".1e")]
+    return cells + ([fmt(r["sonic_ms"], ".3f")] if peers else [])
+
+
+def peer_lines(rows):
+    rows = [r for r in rows if not math.isnan(r["sonic_ms"])]
+    modes = sorted({r["mode"] for r in rows}, key=MODES.index)
+    return [f"geometric-mean SonicMoE/gemmops ({m}): "
+            f"{geometric_mean([r['sonic_ms'] / r['gemmops_ms'] for r in rows if r['mode'] == m]):.3f}x over "
+            f"{sum(1 for r in rows if r['mode'] == m)} rows (above 1: gemmops faster)" for m in modes]
+
+
+def markdown_section(rows, a, device_name, peers):
+    geo_lines = summary_lines(rows) + (peer_lines(rows) if peers else [])
+    text = ("## MoE experts layer (bench/bench_layer.py)\n\n"
+            "The whole layer as PyTorch users write it, once with torch._grouped_mm and once with "
+            "gemmops.torch.grouped_mm, everything else identical: router, softmax + top-k, argsort of the expert "
+            "ids, gather, int32 offsets by cumsum on the device, gate/up grouped mm over a fused (E, 2I, H) weight "
+            "used K-major, SwiGLU, down grouped mm, routing weights, index_add back into token order. "
+            f"bf16; {device_name}; torch {torch.__version__}; {build_description()}. "
+            f"Wall time per iteration of {a.iters} back-to-back iterations (CUDA events around the loop, host "
+            f"overhead included, no CUDA graph), median of {a.repeats} repeats, the implementations timed in turn. "
+            "Forward modes run under torch.no_grad(); forward+backward computes the gradients of a random upstream "
+            "gradient into x and every weight. Compiled modes: torch.compile(dynamic=False), default mode, timed "
+            "after warm-up. *router* rows route with random router weights (near-uniform loads); *zipf* rows use a "
+            "fixed assignment with Zipf loads (exponent 1.2, a quarter of the experts empty) forced through the "
+            "top-k by a selection bias. TFLOP/s counts the two grouped GEMMs only (forward 6·T·k·H·I, "
+            "forward+backward three times that); peak MiB is max_memory_allocated over the loop above what was "
+            "allocated before it; rel err is gemmops's largest relative error against torch over the output and "
+            "gradients (eager rows: of the eager forward and backward; compiled rows: of the compiled step "
+            "timed). Generated by bench/bench_layer.py.\n\n")
+    text += "".join(f"- {line}\n" for line in geo_lines) + "\n"
+    headers = HEADERS + (["SonicMoE ms"] if peers else [])
+    text += markdown_table(headers, [row_cells(r, peers) for r in rows], left=3)
+    return text
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--configs", default="", help="comma-separated subset of: " +
+                    ", ".join(c.key for c in LAYER_CONFIGS) + " (default: all)")
+    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of: " + ", ".join(MODES))
+    ap.add_argument("--routings", default=",".join(ROUTINGS), help="comma-separated subset of: " + ", ".join(ROUTINGS))
+    ap.add_argument("--iters", type=int, default=20, help="back-to-back iterations inside one timing")
+    ap.add_argument("--repeats", type=int, default=5, help="timings per variant (the median is reported)")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed iterations per variant first (compiles included)")
+    ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile modes")
+    ap.add_argument("--markdown", help="write the BENCHMARKS.md section to this file")
+    ap.add_argument("--peers", action="store_true", help="also time SonicMoE's fused layer, when importable")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="cuda", help="cuda (default) or cpu (with --smoke: the code paths, tiny sizes)")
+    ap.add_argument("--smoke", action="store_true", help="tiny configs and few iterations (a quick run of every path)")
+    a = ap.parse_args(argv)
+    configs = SMOKE_CONFIGS if a.smoke else LAYER_CONFIGS
+    a.configs = select(a.configs, configs, "config") if a.configs else list(configs)
+    a.modes = select(a.modes, MODES, "mode")
+    a.routings = select(a.routings, ROUTINGS, "routing")
+    if a.smoke:
+        a.iters, a.repeats, a.warmup = min(a.iters, 2), min(a.repeats, 2), min(a.warmup, 1)
+    return a
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    device = torch.device(a.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        sys.exit(NO_DEVICE)
+    if device.type == "cuda":
+        import gemmops
+        status = gemmops.device_or_env_supports("90a")
+        if not status:
+            print(f"skipping: {status.error}")
+            return 0
+    gemmops_grouped_mm()  # fails here, clearly, when gemmops.torch is missing
+    device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    print(f"bench_layer.py: {device_name}; torch {torch.__version__}; {build_description()}; "
+          f"{a.iters} iterations x {a.repeats} repeats", flush=True)
+    compiled = None
+    if not a.no_compile and any(m.startswith("compile") for m in a.modes):
+        # One compiled layer per implementation and config; with the grad modes, four compilations of
+        # the same forward per config (dynamo's cache is reset between configs: within its limit of 8).
+        compiled = lambda layer: torch.compile(layer, dynamic=False)
+    sonic_fn = sonic_layer_function() if a.peers and device.type == "cuda" else None
+    clock = Clock(device)
+    rows = []
+    for cfg in a.configs:
+        print(f"{cfg.model}: T={cfg.T} E={cfg.E} H={cfg.H} I={cfg.I} top-{cfg.topk}", flush=True)
+        rows += bench_config(cfg, a, clock, device, compiled, sonic_fn)
+        if a.markdown and rows:  # after every config: a cut-short run still leaves its numbers
+            with open(a.markdown, "w") as f:
+                f.write(markdown_section(rows, a, device_name, sonic_fn is not None))
+        if compiled is not None:
+            torch._dynamo.reset()  # the config's compiled graphs hold its weights; no later config reuses them
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    failed = any(not r["err"] <= CHECK_LIMIT for r in rows)
+    if rows:
+        print()
+        headers = HEADERS + (["SonicMoE ms"] if sonic_fn is not None else [])
+        print(text_table(headers, [row_cells(r, sonic_fn is not None) for r in rows], left=3))
+        for line in summary_lines(rows) + (peer_lines(rows) if sonic_fn is not None else []):
+            print(line)
+    if failed:
+        print(f"CHECK FAILED: a relative error above {CHECK_LIMIT:g} (see the rows)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
