@@ -28,6 +28,9 @@ Stream to_stream(nb::handle stream, const Arguments& args) {
     nb::object torch = torch_if_imported();
     // Fake operands never launch (run refuses them), so they need no stream, nor a CUDA torch.
     if (!device.is_cuda() || torch.is_none() || operand_out(args).is_fake()) return nullptr;
+    // The raw handle without making a torch.cuda.Stream object (a few microseconds a call).
+    nb::object raw = nb::getattr(torch.attr("_C"), "_cuda_getCurrentRawStream", nb::none());
+    if (!raw.is_none()) return as_stream(raw(device.index));
     return as_stream(torch.attr("cuda").attr("current_stream")(device.index).attr("cuda_stream"));
   }
   if (nb::isinstance<nb::int_>(stream)) return as_stream(stream);

@@ -19,7 +19,7 @@ from typing import Optional
 import torch
 
 from ._forms import GroupedMMError, check, form_of
-from ._forward import forward
+from ._forward import product
 from ._library import GroupedMMFunction, grouped_mm_op
 from ._patch import patch
 
@@ -29,13 +29,13 @@ __all__ = ["GroupedMMError", "grouped_mm", "grouped_mm_k", "patch"]
 def grouped_mm(mat_a: torch.Tensor, mat_b: torch.Tensor, offs: Optional[torch.Tensor] = None,
                bias: Optional[torch.Tensor] = None, out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
     """torch.nn.functional.grouped_mm on gemmops' operators (see the module's docstring)."""
-    form = form_of(mat_a, mat_b)
-    dtype = check(form, mat_a, mat_b, offs, bias, out_dtype)
-    if torch.compiler.is_compiling():
+    if bias is not None or torch.compiler.is_compiling():
+        check(form_of(mat_a, mat_b), mat_a, mat_b, offs, bias, out_dtype)  # refuses bias, by name
         return grouped_mm_op(mat_a, mat_b, offs, out_dtype)
+    # Checks come from a cache of the arguments' layouts, as does everything else of the call.
     if torch.is_grad_enabled() and (mat_a.requires_grad or mat_b.requires_grad):
-        return GroupedMMFunction.apply(mat_a, mat_b, offs, form, dtype)
-    return forward(form, mat_a, mat_b, offs, dtype)
+        return GroupedMMFunction.apply(mat_a, mat_b, offs, out_dtype)
+    return product(mat_a, mat_b, offs, out_dtype)
 
 
 def grouped_mm_k(A: torch.Tensor, B: torch.Tensor, offsets: torch.Tensor,

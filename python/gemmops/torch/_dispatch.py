@@ -1,8 +1,6 @@
-# python/gemmops/torch/_dispatch.py: runs one grouped_mm form on torch tensors: a plan per layout,
-# made once (discovery, compile), then each call passes only data addresses to C++
+# python/gemmops/torch/_dispatch.py: how one layout of a grouped_mm form runs: the best operator's
+# plan (discovery and compile once), then each call passes only data addresses to C++
 # SPDX-License-Identifier: Apache-2.0
-import atexit
-from typing import Dict, Optional
 
 import torch
 
@@ -23,11 +21,11 @@ if hasattr(torch._C, "_cuda_getCurrentRawStream"):  # the same answer without ma
     _raw_stream = torch._C._cuda_getCurrentRawStream  # noqa: F811
 
 
-def _arguments(form: str, a, b, out, offs, zero_tail: bool):
+def _arguments(form: str, a, b, out, offs):
     if form == "3d3d":
         return _core.GemmArguments(a, b, out, accumulator_type="float32")
     return _core.GroupedGemmArguments(a, b, out, accumulator_type="float32", offsets=offs,
-                                      zero_tail=zero_tail and form in ("2d3d", "3d2d"))
+                                      zero_tail=form in ("2d3d", "3d2d"))
 
 
 class _Launch:
@@ -61,9 +59,10 @@ def _copy_us(t: torch.Tensor) -> float:
     return 2.0 * t.numel() * t.element_size() / _COPY_BYTES_PER_US
 
 
-def _choose(form: str, a, b, out, offs, zero_tail: bool) -> _Launch:
+def choose(form: str, a, b, out, offs) -> _Launch:
     """The fastest way to serve this layout: the best operator for it as given, or for contiguous
-    copies of the inputs when that operator plus the copies is estimated faster."""
+    copies of the inputs when that operator plus the copies is estimated faster. Rows (3d2d:
+    columns) of out past offs[-1] are set to zero."""
     need_offs_copy = offs is not None and not offs.is_contiguous()
     if need_offs_copy:
         offs = offs.contiguous()
@@ -80,7 +79,7 @@ def _choose(form: str, a, b, out, offs, zero_tail: bool) -> _Launch:
         va = a.contiguous() if copy_a else a
         vb = b.contiguous() if copy_b else b
         try:
-            args = _arguments(form, va, vb, out, offs, zero_tail)
+            args = _arguments(form, va, vb, out, offs)
         except (ValueError, TypeError) as e:
             first_error = first_error or e
             continue
@@ -101,20 +100,3 @@ def _choose(form: str, a, b, out, offs, zero_tail: bool) -> _Launch:
 def _no_operator(args) -> GroupedMMError:
     reasons = "; ".join(f"{op.name if op else 'target'}: {status.error}" for op, status in _core.get_rejections(args)[:3])
     return GroupedMMError(f"gemmops: no operator serves {args!r}; first reasons: {reasons}")
-
-
-_launches: Dict[tuple, _Launch] = {}
-# Plans hold C++ objects: drop them before the interpreter tears the extension down.
-atexit.register(_launches.clear)
-
-
-def run(form: str, a, b, out, offs: Optional[torch.Tensor], zero_tail: bool) -> None:
-    """out <- a x b in `form`; out is a fresh tensor of the form's layout. No host synchronisation."""
-    key = (form, a.dtype, a.shape, a.stride(), b.shape, b.stride(), out.dtype, out.shape, out.stride(),
-           a.get_device(), (a.data_ptr() | b.data_ptr() | out.data_ptr()) & 15, zero_tail)
-    if offs is not None:
-        key += (offs.shape, offs.stride(), offs.get_device())
-    launch = _launches.get(key)
-    if launch is None:
-        launch = _launches[key] = _choose(form, a, b, out, offs, zero_tail)
-    launch(a, b, out, offs)

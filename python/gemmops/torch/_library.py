@@ -5,11 +5,8 @@ from typing import Optional
 
 import torch
 
-from . import _backward, _forms, _forward
-
-
-def _eager_mm(x, y, offs, dtype):
-    return _forward.forward(_forms.form_of(x, y), x, y, offs, dtype)
+from . import _backward, _forms
+from ._forward import product
 
 
 def _op_mm(x, y, offs, dtype):
@@ -20,7 +17,7 @@ def _op_mm(x, y, offs, dtype):
 def grouped_mm_op(mat_a: torch.Tensor, mat_b: torch.Tensor, offs: Optional[torch.Tensor] = None,
                   out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
     """torch.nn.functional.grouped_mm's product (any of its four forms) on gemmops' operators."""
-    return _forward.forward_checked(mat_a, mat_b, offs, out_dtype)
+    return product(mat_a, mat_b, offs, out_dtype)
 
 
 @grouped_mm_op.register_fake
@@ -49,15 +46,15 @@ class GroupedMMFunction(torch.autograd.Function):
     costs tens; both compute the same gradients."""
 
     @staticmethod
-    def forward(ctx, mat_a, mat_b, offs, form, dtype):
+    def forward(ctx, mat_a, mat_b, offs, out_dtype):
+        out = product(mat_a, mat_b, offs, out_dtype)  # checks the arguments before anything is saved
         ctx.save_for_backward(mat_a, mat_b, offs)
-        ctx.form = form
-        return _forward.forward(form, mat_a, mat_b, offs, dtype)
+        return out
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
         a, b, offs = ctx.saved_tensors
-        da, db = _backward.grads(ctx.form, a, b, offs, grad, ctx.needs_input_grad[0], ctx.needs_input_grad[1],
-                                 _eager_mm)
-        return da, db, None, None, None
+        da, db = _backward.grads(_forms.form_of(a, b), a, b, offs, grad, ctx.needs_input_grad[0],
+                                 ctx.needs_input_grad[1], product)
+        return da, db, None, None
