@@ -8,16 +8,25 @@
     op.run(args, compiled_artifact=op.compile(args))
 
 ``gemmops.torch`` (imported on demand) adds the ``torch.ops.gemmops.grouped_mm`` custom op.
+
+Errors raise by code (docs/errors.md): ValueError for arguments that break a rule, UnsupportedError
+(a ValueError) when an operator cannot serve them, NoDeviceError, CompileError, DriverError and
+OutOfMemoryError (RuntimeErrors) for the rest; TypeError only for what is no tensor or dtype at all.
 """
 
 from ._gemmops import (
     Arguments,
     Artifact,
+    CompileError,
+    DriverError,
     GemmArguments,
     GroupedGemmArguments,
+    NoDeviceError,
     Operator,
+    OutOfMemoryError,
     Status,
     TensorSpec,
+    UnsupportedError,
     __version__,
     all_operators,
     device_or_env_supports,
@@ -31,11 +40,16 @@ from . import utils
 __all__ = [
     "Arguments",
     "Artifact",
+    "CompileError",
+    "DriverError",
     "GemmArguments",
     "GroupedGemmArguments",
+    "NoDeviceError",
     "Operator",
+    "OutOfMemoryError",
     "Status",
     "TensorSpec",
+    "UnsupportedError",
     "__version__",
     "all_operators",
     "device_or_env_supports",

@@ -32,9 +32,14 @@ T unwrap(Result<T> result) {
 }
 
 // bind_tensor.cpp: the one conversion of a Python object into an operand.
+/// What a tensor is for, which says what the conversion asks of it: A, B and offsets are only read
+/// (read-only arrays are fine), out and a workspace are written (they must be writable).
+enum class Operand { A, B, out, offsets, workspace };
 /// DLPack/buffer objects (numpy, torch, cupy, jax), torch meta tensors and FakeTensors (fake) and
-/// gemmops.TensorSpec (fake). `operand` ("A", "out", ...) starts every error message.
-TensorDesc to_tensor_desc(nb::handle obj, const char* operand);
+/// gemmops.TensorSpec (fake). The operand's name starts every error message. A tensor of a dtype
+/// gemmops has no name for, or a read-only out, raises ValueError with the rule (as a failed rule
+/// of the core would); an object that is no tensor at all raises TypeError.
+TensorDesc to_tensor_desc(nb::handle obj, Operand operand);
 
 // bind_dtype.cpp
 /// torch dtypes, numpy dtypes and scalar types, and strings ("float32", "fp32"); TypeError otherwise.
