@@ -71,6 +71,11 @@ OperatorMetadata metadata_from_python(nb::handle metadata, std::string name);
 // python_operator.cpp
 /// Wraps a Python object with name, metadata, supports, compile and run in a C++ Operator.
 OperatorPtr make_python_operator(nb::handle impl);
+/// Registers an atexit hook that drops every Python operator's Python object: the C++ registry
+/// outlives the interpreter, and an object it held would keep alive, past the end, all that its
+/// class reaches (its methods' module globals: the caller's tensors, arguments and operators).
+/// The operators stay registered and support nothing after that.
+void release_python_operators_at_exit();
 /// While alive, callbacks into Python operators for `args` receive `obj` (the caller's arguments).
 class CurrentArguments {
  public:

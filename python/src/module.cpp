@@ -11,4 +11,5 @@ NB_MODULE(_gemmops, m) {
   bind_arguments(m);  // GemmArguments, GroupedGemmArguments
   bind_operator(m);   // Operator, Artifact
   bind_registry(m);   // get_operators, register_operator, device_supports, ...
+  release_python_operators_at_exit();
 }
