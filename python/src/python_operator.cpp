@@ -82,8 +82,8 @@ class PythonOperator final : public Operator {
     release(impl_);
   }
 
-  /// Drops the Python object (with the GIL held); the operator then supports nothing.
-  void release_impl() { impl_.reset(); }
+  /// Hands over the Python object (with the GIL held); the operator then supports nothing.
+  nb::object take_impl() { return std::move(impl_); }
 
  private:
   Status released() const { return unsupported("operator: " + name() + " was released at interpreter exit"); }
@@ -168,8 +168,12 @@ const PyArguments* current_arguments() { return t_current; }
 void release_python_operators_at_exit() {
   // atexit runs while the interpreter still works, and drops the hook once it ran.
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] {
-    std::lock_guard lock(g_live_mutex);
-    for (PythonOperator* op : g_live) op->release_impl();
+    std::vector<nb::object> taken;
+    {
+      std::lock_guard lock(g_live_mutex);
+      for (PythonOperator* op : g_live) taken.push_back(op->take_impl());
+    }
+    taken.clear();  // outside the lock: dropping an object may run code that destroys an operator
   }));
 }
 
