@@ -45,7 +45,7 @@ fi
 echo "=== tests per tier: passed, failed, skipped (and why)"
 summary_args=(--ctest-junit "$ctest_junit" --ctest-dir build/ci)
 if [ -d python ] && [ -d tests/python ]; then summary_args+=(--pytest-junit "$pytest_junit"); fi
-python3 scripts/test_summary.py "${summary_args[@]}" || echo "test.sh: no summary (python3 scripts/test_summary.py failed)"
+python3 scripts/summarize_tests.py "${summary_args[@]}" || echo "test.sh: no summary (python3 scripts/summarize_tests.py failed)"
 
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'test.sh: FAILED: %s\n' "${failed[@]}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# scripts/test_summary.py: per test tier, how many tests passed, failed and were skipped, and why
+# scripts/summarize_tests.py: per test tier, how many tests passed, failed and were skipped, and why
 # SPDX-License-Identifier: Apache-2.0
 """Reads the JUnit files of a ctest run (tiers are the tests' ctest labels: unit, compile, gpu) and
 of a pytest run, and prints one block per tier with the skip reasons, most frequent first:
@@ -12,6 +12,7 @@ after the tests). Only the standard library; a missing file is reported, not an 
 """
 
 import argparse
+import ast
 import collections
 import json
 import os
@@ -56,7 +57,7 @@ def ctest_labels(build_dir):
         text = subprocess.run(["ctest", "--test-dir", build_dir, "--show-only=json-v1"], check=True,
                               capture_output=True, text=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
-        print(f"test_summary: cannot list the ctest tests of {build_dir}: {e}", file=sys.stderr)
+        print(f"summarize_tests: cannot list the ctest tests of {build_dir}: {e}", file=sys.stderr)
         return {}
     labels = {}
     for test in json.loads(text).get("tests", []):
@@ -82,6 +83,18 @@ def read_ctest(junit, build_dir, tiers):
             tier.counts["failed"] += 1
 
 
+def pytest_skip_reason(skipped):
+    """The reason of a skipped test; a module skipped whole says which module."""
+    message = skipped.get("message") or "no reason given"
+    if message != "collection skipped":
+        return message
+    try:  # the text is repr((path, line, "Skipped: <reason>"))
+        path, _, text = ast.literal_eval((skipped.text or "").strip())
+        return f"{text.removeprefix('Skipped: ')} (all of {os.path.basename(path)})"
+    except (ValueError, SyntaxError, TypeError):
+        return message
+
+
 def read_pytest(junit, tiers):
     tier = tiers["python"]
     for case in ET.parse(junit).getroot().iter("testcase"):
@@ -90,7 +103,7 @@ def read_pytest(junit, tiers):
             tier.counts["xfailed"] += 1
         elif skipped is not None:
             tier.counts["skipped"] += 1
-            tier.reasons[skipped.get("message") or "no reason given"] += 1
+            tier.reasons[pytest_skip_reason(skipped)] += 1
         elif case.find("failure") is not None or case.find("error") is not None:
             tier.counts["failed"] += 1
         else:
