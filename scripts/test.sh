@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# scripts/test.sh: installs what is missing, builds, and runs every test: C++ (ctest), fuzz, Python
+# scripts/test.sh: installs what is missing, builds, runs every test (C++ through ctest, fuzz, Python)
+# and ends with a summary per tier: passed, failed, skipped and why
 # SPDX-License-Identifier: Apache-2.0
 # Every step runs even when an earlier one failed; the exit code is non-zero if any step failed.
 set -uo pipefail
