@@ -11,17 +11,26 @@
 then costs about the launch. ``gemmops.torch`` (imported on demand) is a drop-in
 ``torch.nn.functional.grouped_mm``, and ``gemmops.transformers`` (imported on demand) adds the
 ``experts_implementation="gemmops"`` of transformers.
+
+Errors raise by code (docs/errors.md): ValueError for arguments that break a rule, UnsupportedError
+(a ValueError) when an operator cannot serve them, NoDeviceError, CompileError, DriverError and
+OutOfMemoryError (RuntimeErrors) for the rest; TypeError only for what is no tensor or dtype at all.
 """
 
 from ._gemmops import (
     Arguments,
     Artifact,
+    CompileError,
+    DriverError,
     GemmArguments,
     GroupedGemmArguments,
+    NoDeviceError,
     Operator,
+    OutOfMemoryError,
     Plan,
     Status,
     TensorSpec,
+    UnsupportedError,
     __version__,
     all_operators,
     device_or_env_supports,
@@ -36,12 +45,17 @@ from . import utils
 __all__ = [
     "Arguments",
     "Artifact",
+    "CompileError",
+    "DriverError",
     "GemmArguments",
     "GroupedGemmArguments",
+    "NoDeviceError",
     "Operator",
+    "OutOfMemoryError",
     "Plan",
     "Status",
     "TensorSpec",
+    "UnsupportedError",
     "__version__",
     "all_operators",
     "device_or_env_supports",

@@ -50,7 +50,7 @@ void bind_arguments(nb::module_& m) {
       "out = A @ B: (M,K) x (K,N) -> (M,N), or batched (L,M,K) x (L,K,N) -> (L,M,N). Any strides.")
       .def("__init__",
            [](PyGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc) {
-             GemmArguments g{to_tensor_desc(A, "A"), to_tensor_desc(B, "B"), to_tensor_desc(out, "out"),
+             GemmArguments g{to_tensor_desc(A, Operand::A), to_tensor_desc(B, Operand::B), to_tensor_desc(out, Operand::out),
                              accumulator(acc)};
              Arguments args = std::move(g);
              check(validate(args));  // before construction: a failed __init__ leaves nothing behind
@@ -69,8 +69,8 @@ void bind_arguments(nb::module_& m) {
               nb::object offsets, bool zero_tail) {
              if (offsets.is_none())
                throw nb::value_error("offsets: GroupedGemmArguments needs int32 offsets (G,); got None");
-             GroupedGemmArguments g{to_tensor_desc(A, "A"), to_tensor_desc(B, "B"), to_tensor_desc(out, "out"),
-                                    accumulator(acc), to_tensor_desc(offsets, "offsets"), zero_tail};
+             GroupedGemmArguments g{to_tensor_desc(A, Operand::A), to_tensor_desc(B, Operand::B), to_tensor_desc(out, Operand::out),
+                                    accumulator(acc), to_tensor_desc(offsets, Operand::offsets), zero_tail};
              Arguments args = std::move(g);
              check(validate(args));
              new (self) PyGroupedGemmArguments{

@@ -48,7 +48,7 @@ Workspace workspace_bytes(nb::handle t) {
       throw nb::value_error("workspace: must be contiguous");
     return {reinterpret_cast<void*>(nb::cast<uintptr_t>(t.attr("data_ptr")())), nb::cast<std::size_t>(t.attr("nbytes"))};
   }
-  TensorDesc d = to_tensor_desc(t, "workspace");
+  TensorDesc d = to_tensor_desc(t, Operand::workspace);
   return {d.data, static_cast<std::size_t>(d.span_bytes())};
 }
 

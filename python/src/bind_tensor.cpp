@@ -22,6 +22,45 @@ struct TensorSpec {
 
 std::string message(const char* operand, const std::string& rest) { return std::string(operand) + ": " + rest; }
 
+using ReadOnlyArray = nb::ndarray<nb::ro>;
+
+const char* name_of(Operand operand) {
+  switch (operand) {
+    case Operand::A: return "A";
+    case Operand::B: return "B";
+    case Operand::out: return "out";
+    case Operand::offsets: return "offsets";
+    case Operand::workspace: return "workspace";
+  }
+  return "?";
+}
+
+bool is_written(Operand operand) { return operand == Operand::out || operand == Operand::workspace; }
+
+/// "int64", "float64", "torch.int64" -> "int64": the dtype an object says it has, or its DLPack code.
+std::string dtype_name(nb::handle obj, const ReadOnlyArray* array) {
+  if (nb::hasattr(obj, "dtype")) {
+    std::string text = py_str(obj.attr("dtype"));
+    return text.rfind("torch.", 0) == 0 ? text.substr(6) : text;
+  }
+  if (array == nullptr) return "unknown";
+  const nb::dlpack::dtype t = array->dtype();
+  return "DLPack type code " + std::to_string(t.code) + " of " + std::to_string(t.bits) + " bits";
+}
+
+/// The rule a tensor of a dtype gemmops has no name for breaks, worded as validate() words its own.
+[[noreturn]] void refuse_dtype(Operand operand, const std::string& seen) {
+  std::string rule;
+  switch (operand) {
+    case Operand::offsets: rule = "must be int32"; break;
+    case Operand::out: rule = "dtype must be one of bf16, fp16, fp32"; break;
+    case Operand::A:
+    case Operand::B: rule = "dtype must be one of bf16, fp16, fp32, e4m3, e5m2"; break;
+    case Operand::workspace: rule = "dtype must be one of bf16, fp16, fp32, e4m3, e5m2, int32"; break;
+  }
+  throw_status(invalid_argument(message(name_of(operand), rule + "; got " + seen)));
+}
+
 /// torch.Tensor, without importing torch: only a process that imported torch can hold one.
 nb::object torch_module() {
   nb::object modules = nb::module_::import_("sys").attr("modules");
@@ -41,9 +80,11 @@ bool is_fake_torch_tensor(nb::handle obj, const nb::object& torch) {
 
 /// A torch tensor without storage: its sizes, strides and dtype; "meta" stands for cuda:0 because
 /// meta tensors describe GPU problems (a FakeTensor keeps its own device).
-TensorDesc fake_torch_desc(nb::handle obj, const char* operand) {
+TensorDesc fake_torch_desc(nb::handle obj, Operand operand) {
   TensorDesc desc;
-  desc.dtype = to_dtype(obj.attr("dtype"), operand);
+  std::optional<DType> dtype = parse_dtype(py_str(obj.attr("dtype")));
+  if (!dtype) refuse_dtype(operand, dtype_name(obj, nullptr));
+  desc.dtype = *dtype;
   desc.shape = nb::cast<std::vector<int64_t>>(nb::tuple(obj.attr("shape")));
   desc.strides = nb::cast<std::vector<int64_t>>(nb::tuple(obj.attr("stride")()));
   std::string type = py_str(obj.attr("device").attr("type"));
@@ -53,7 +94,7 @@ TensorDesc fake_torch_desc(nb::handle obj, const char* operand) {
     nb::object index = obj.attr("device").attr("index");
     desc.device = Device::cuda(index.is_none() ? 0 : nb::cast<int>(index));
   } else {
-    desc.device = to_device(obj.attr("device"), operand);
+    desc.device = to_device(obj.attr("device"), name_of(operand));
   }
   return desc;
 }
@@ -86,8 +127,9 @@ nb::object same_width_view(nb::handle obj, DType dtype, const nb::object& torch)
 
 /// torch's __dlpack__() without a stream makes the legacy default stream wait on the current one,
 /// which breaks CUDA graph capture; stream=-1 asks for no synchronisation (gemmops runs on the
-/// stream the caller names). Everything else goes through nanobind's own import.
-bool import_array(nb::handle src, const nb::object& torch, nb::ndarray<>& out) {
+/// stream the caller names). Everything else goes through nanobind's own import, asking for read
+/// access only (numpy exports a read-only array, e.g. broadcast_to or frombuffer, only so).
+bool import_array(nb::handle src, const nb::object& torch, ReadOnlyArray& out) {
   if (is_torch_tensor(src, torch)) {
     try {
       return nb::try_cast(src.attr("__dlpack__")(nb::arg("stream") = -1), out);
@@ -98,9 +140,18 @@ bool import_array(nb::handle src, const nb::object& torch, nb::ndarray<>& out) {
   return nb::try_cast(src, out);
 }
 
+/// Whether the producer lets `src` be written. torch's DLPack has no read-only flag (its tensors
+/// are writable); for the others nanobind's writable import answers.
+bool is_writable(nb::handle src, const nb::object& torch) {
+  if (is_torch_tensor(src, torch)) return true;
+  nb::ndarray<> writable;
+  return nb::try_cast(src, writable);
+}
+
 }  // namespace
 
-TensorDesc to_tensor_desc(nb::handle obj, const char* operand) {
+TensorDesc to_tensor_desc(nb::handle obj, Operand operand) {
+  const char* role = name_of(operand);
   if (nb::isinstance<TensorSpec>(obj)) return nb::cast<const TensorSpec&>(obj).desc;
   nb::object torch = torch_module();
   nb::object source = nb::borrow(obj);
@@ -110,20 +161,23 @@ TensorDesc to_tensor_desc(nb::handle obj, const char* operand) {
     if (nb::cast<bool>(obj.attr("requires_grad"))) source = obj.attr("detach")();
   }
   std::optional<DType> declared = declared_dtype(source);
-  nb::ndarray<> array;
-  bool ok = import_array(source, torch, array) && from_dlpack(array.dtype()).has_value();
+  ReadOnlyArray array;
+  const bool imported = import_array(source, torch, array);
+  bool ok = imported && from_dlpack(array.dtype()).has_value();
   if (!ok && declared && (*declared == DType::bf16 || is_fp8(*declared))) {
-    ok = import_array(same_width_view(source, *declared, torch), torch, array);
+    source = same_width_view(source, *declared, torch);
+    ok = import_array(source, torch, array);
   } else if (ok) {
     declared = from_dlpack(array.dtype());
   }
   if (!ok) {
-    std::string seen = py_type_name(obj.type());
-    if (nb::hasattr(obj, "dtype")) seen += " of dtype " + py_str(obj.attr("dtype"));
-    throw nb::type_error(message(operand, "must be a tensor of dtype bf16, fp16, fp32, e4m3, e5m2 or int32 "
-                                          "(DLPack or buffer protocol, a torch meta tensor or gemmops.TensorSpec); "
-                                          "got " + seen).c_str());
+    // A tensor of a dtype gemmops cannot take breaks a rule; anything else is not a tensor at all.
+    if (imported || nb::hasattr(obj, "dtype")) refuse_dtype(operand, dtype_name(obj, imported ? &array : nullptr));
+    throw nb::type_error(message(role, "must be a tensor (DLPack or buffer protocol, a torch meta tensor or "
+                                       "gemmops.TensorSpec); got " + py_type_name(obj.type())).c_str());
   }
+  if (is_written(operand) && !is_writable(source, torch))
+    throw_status(invalid_argument(message(role, "must be writable; got a read-only " + py_type_name(obj.type()))));
   TensorDesc desc;
   desc.dtype = *declared;
   for (size_t i = 0; i < array.ndim(); ++i) {
@@ -136,10 +190,11 @@ TensorDesc to_tensor_desc(nb::handle obj, const char* operand) {
     case nb::device::cuda::value:
     case nb::device::cuda_managed::value: desc.device = Device::cuda(array.device_id()); break;
     default:
-      throw nb::value_error(message(operand, "must live on the cpu or a cuda device; got DLPack device type " +
-                                                 std::to_string(array.device_type())).c_str());
+      throw nb::value_error(message(role, "must live on the cpu or a cuda device; got DLPack device type " +
+                                              std::to_string(array.device_type())).c_str());
   }
-  desc.data = array.data();
+  // Read access was enough to import; gemmops writes only through out, which is writable.
+  desc.data = const_cast<void*>(array.data());
   return desc;
 }
 

@@ -32,9 +32,14 @@ T unwrap(Result<T> result) {
 }
 
 // bind_tensor.cpp: the one conversion of a Python object into an operand.
+/// What a tensor is for, which says what the conversion asks of it: A, B and offsets are only read
+/// (read-only arrays are fine), out and a workspace are written (they must be writable).
+enum class Operand { A, B, out, offsets, workspace };
 /// DLPack/buffer objects (numpy, torch, cupy, jax), torch meta tensors and FakeTensors (fake) and
-/// gemmops.TensorSpec (fake). `operand` ("A", "out", ...) starts every error message.
-TensorDesc to_tensor_desc(nb::handle obj, const char* operand);
+/// gemmops.TensorSpec (fake). The operand's name starts every error message. A tensor of a dtype
+/// gemmops has no name for, or a read-only out, raises ValueError with the rule (as a failed rule
+/// of the core would); an object that is no tensor at all raises TypeError.
+TensorDesc to_tensor_desc(nb::handle obj, Operand operand);
 
 // bind_dtype.cpp
 /// torch dtypes, numpy dtypes and scalar types, and strings ("float32", "fp32"); TypeError otherwise.
@@ -66,6 +71,11 @@ OperatorMetadata metadata_from_python(nb::handle metadata, std::string name);
 // python_operator.cpp
 /// Wraps a Python object with name, metadata, supports, compile and run in a C++ Operator.
 OperatorPtr make_python_operator(nb::handle impl);
+/// Registers an atexit hook that drops every Python operator's Python object: the C++ registry
+/// outlives the interpreter, and an object it held would keep alive, past the end, all that its
+/// class reaches (its methods' module globals: the caller's tensors, arguments and operators).
+/// The operators stay registered and support nothing after that.
+void release_python_operators_at_exit();
 /// While alive, callbacks into Python operators for `args` receive `obj` (the caller's arguments).
 class CurrentArguments {
  public:

@@ -5,7 +5,9 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "bindings.hpp"
 
@@ -59,13 +61,33 @@ nb::object member(nb::handle impl, const char* key) {
   return PyCallable_Check(v.ptr()) ? v() : v;  // name/metadata may be attributes, properties or methods
 }
 
+class PythonOperator;
+
+/// Every PythonOperator alive: the registry keeps them past the interpreter's end.
+std::mutex g_live_mutex;
+std::vector<PythonOperator*> g_live;
+
 class PythonOperator final : public Operator {
  public:
   PythonOperator(OperatorMetadata metadata, nb::object impl)
-      : Operator(std::move(metadata)), impl_(std::move(impl)) {}
-  ~PythonOperator() override { release(impl_); }
+      : Operator(std::move(metadata)), impl_(std::move(impl)) {
+    std::lock_guard lock(g_live_mutex);
+    g_live.push_back(this);
+  }
+  ~PythonOperator() override {
+    {
+      std::lock_guard lock(g_live_mutex);
+      std::erase(g_live, this);
+    }
+    release(impl_);
+  }
+
+  /// Hands over the Python object (with the GIL held); the operator then supports nothing.
+  nb::object take_impl() { return std::move(impl_); }
 
  private:
+  Status released() const { return unsupported("operator: " + name() + " was released at interpreter exit"); }
+
   /// The caller's Python arguments when the call came through the bindings, else a copy without tensors.
   nb::object py_args(const Arguments& args) const {
     if (t_current && &t_current->args == &args) {
@@ -77,6 +99,7 @@ class PythonOperator final : public Operator {
 
   Status supports_extra(const Arguments& args, const Target&) const override {
     nb::gil_scoped_acquire gil;
+    if (!impl_.is_valid()) return released();
     try {
       return to_status(impl_.attr("supports")(py_args(args)), ErrorCode::unsupported, name(), "supports");
     } catch (...) {
@@ -86,6 +109,7 @@ class PythonOperator final : public Operator {
 
   Result<Artifact> do_compile(const Arguments& args) const override {
     nb::gil_scoped_acquire gil;
+    if (!impl_.is_valid()) return released();
     try {
       nb::object payload = impl_.attr("compile")(py_args(args));
       std::string description = py_repr(payload);
@@ -97,7 +121,7 @@ class PythonOperator final : public Operator {
 
   std::size_t do_workspace_size(const Arguments& args) const override {
     nb::gil_scoped_acquire gil;
-    if (!nb::hasattr(impl_, "workspace_size")) return 0;
+    if (!impl_.is_valid() || !nb::hasattr(impl_, "workspace_size")) return 0;
     try {
       return nb::cast<std::size_t>(impl_.attr("workspace_size")(py_args(args)));
     } catch (...) {
@@ -107,6 +131,7 @@ class PythonOperator final : public Operator {
 
   Status do_run(const Arguments& args, const Artifact& artifact, Stream stream, Workspace ws) const override {
     nb::gil_scoped_acquire gil;
+    if (!impl_.is_valid()) return released();
     try {
       const auto* payload = artifact.get<PythonPayload>();
       nb::object compiled = payload ? payload->obj : nb::none();
@@ -124,7 +149,7 @@ class PythonOperator final : public Operator {
   double do_estimated_time_us(const Arguments& args, const Target&) const override {
     nb::gil_scoped_acquire gil;
     try {
-      if (nb::hasattr(impl_, "estimated_time_us"))
+      if (impl_.is_valid() && nb::hasattr(impl_, "estimated_time_us"))
         return nb::cast<double>(impl_.attr("estimated_time_us")(py_args(args)));
     } catch (...) {
     }
@@ -139,6 +164,18 @@ class PythonOperator final : public Operator {
 CurrentArguments::CurrentArguments(const PyArguments& args) : previous_(t_current) { t_current = &args; }
 CurrentArguments::~CurrentArguments() { t_current = previous_; }
 const PyArguments* current_arguments() { return t_current; }
+
+void release_python_operators_at_exit() {
+  // atexit runs while the interpreter still works, and drops the hook once it ran.
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function([] {
+    std::vector<nb::object> taken;
+    {
+      std::lock_guard lock(g_live_mutex);
+      for (PythonOperator* op : g_live) taken.push_back(op->take_impl());
+    }
+    taken.clear();  // outside the lock: dropping an object may run code that destroys an operator
+  }));
+}
 
 OperatorPtr make_python_operator(nb::handle impl) {
   for (const char* method : {"name", "supports", "compile", "run"}) {

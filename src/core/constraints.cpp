@@ -37,8 +37,12 @@ std::string strides_string(const TensorDesc& t) {
   return s + (t.strides.size() == 1 ? ",)" : ")");
 }
 
+// A tensor with no elements is never read or written, so its strides say nothing about its layout
+// (numpy gives empty arrays zero strides): the rules on majors and strides do not apply to it.
+bool has_elements(const TensorDesc& t) { return t.numel() > 0; }
+
 Status check_major(const std::vector<Major>& list, const TensorDesc& t, bool cols_is_k, const char* role) {
-  if (list.empty()) return Status::ok();
+  if (list.empty() || !has_elements(t)) return Status::ok();
   Major m;
   if (!matrix_major(t, cols_is_k, &m)) {
     return unsupported(std::string(role) + ": must be " + list_string(list) +
@@ -49,7 +53,7 @@ Status check_major(const std::vector<Major>& list, const TensorDesc& t, bool col
 }
 
 Status check_out_row_major(const OperandConstraints& c, const TensorDesc& out) {
-  if (!c.out_row_major || out.size(-1) <= 1 || out.stride(-1) == 1) return Status::ok();
+  if (!c.out_row_major || out.size(-1) <= 1 || out.stride(-1) == 1 || !has_elements(out)) return Status::ok();
   return unsupported("out: last dimension must have stride 1 (row-major); got strides " + strides_string(out));
 }
 
@@ -62,6 +66,7 @@ Status check_alignment(int alignment, const TensorDesc& t, const char* role) {
                        "-byte aligned; got an address " + std::to_string(address % a) + " bytes past a boundary");
   }
   const auto elem = static_cast<int64_t>(size_of(t.dtype));
+  if (!has_elements(t)) return Status::ok();
   for (int i = 0; i < t.rank(); ++i) {
     // A unit stride, or the stride of a dimension that never steps, puts no address off alignment.
     if (t.strides[i] == 1 || t.shape[i] <= 1) continue;

@@ -99,15 +99,47 @@ def test_shape_mismatch_raises_value_error_with_the_core_message():
     assert "(9)" in str(e.value) and "8" in str(e.value)
 
 
-def test_dtype_rules_raise_type_error():
+def test_dtype_rules_raise_value_error_like_every_rule():
+    # docs/errors.md: the exception follows the error code (invalid_argument), not the rule's topic.
     A, B, out, offsets = problem(offsets_dtype=np.int64)
-    with pytest.raises(TypeError, match="^offsets: "):
+    with pytest.raises(ValueError, match="^offsets: must be int32; got int64$"):
         ops.GroupedGemmArguments(A, B, out, offsets=offsets)
     A, B, out, offsets = problem(b_dtype=np.float16)
-    with pytest.raises(TypeError, match="^B: dtype must equal A's dtype"):
+    with pytest.raises(ValueError, match="^B: dtype must equal A's dtype"):
         ops.GroupedGemmArguments(A, B, out, offsets=offsets)
-    with pytest.raises(TypeError, match="^A: .*float64"):
+    with pytest.raises(ValueError, match="^A: dtype must be one of bf16, fp16, fp32, e4m3, e5m2; got float64$"):
         ops.GemmArguments(np.zeros((2, 2)), np.zeros((2, 2), np.float32), np.zeros((2, 2), np.float32))
+
+
+def test_an_out_of_a_bad_dtype_is_told_the_dtypes_out_may_have():
+    A, B, out, offsets = problem()
+    for bad in (out.astype(np.float64), out.astype(np.int64), ops.TensorSpec((16, 4), "e4m3", device="cpu")):
+        with pytest.raises(ValueError, match="^out: dtype must be one of bf16, fp16, fp32; got "):
+            ops.GroupedGemmArguments(A, B, bad, offsets=offsets)
+
+
+@pytest.mark.parametrize("bad_offsets", [
+    np.array([6, 16], np.int64),           # what np.cumsum returns
+    np.array([6, 16], np.float32),
+    np.array([6, 10, 16], np.int32),       # G = 3 for B's 2 groups
+    np.array([6, 0, 16, 0], np.int32)[::2],  # strided
+    np.array([9, 3], np.int32),            # decreasing
+    np.array([3, 17], np.int32),           # past TotalM
+    np.array([-1, 16], np.int32),
+])
+def test_every_offsets_rule_raises_the_same_exception(bad_offsets):
+    A, B, out, _ = problem()
+    with pytest.raises(ValueError, match="^offsets: ") as e:
+        ops.GroupedGemmArguments(A, B, out, offsets=bad_offsets)
+    assert type(e.value) is ValueError
+
+
+def test_what_is_not_a_tensor_at_all_raises_type_error():
+    A, B, out, offsets = problem()
+    with pytest.raises(TypeError, match="^A: must be a tensor .*; got list$"):
+        ops.GroupedGemmArguments(A.tolist(), B, out, offsets=offsets)
+    with pytest.raises(TypeError, match="^offsets: must be a tensor .*; got str$"):
+        ops.GroupedGemmArguments(A, B, out, offsets="6,16")
 
 
 def test_host_offsets_are_checked_for_order_and_bound():

@@ -137,6 +137,24 @@ TEST(CheckConstraints, non_unit_strides_must_be_aligned) {
   EXPECT_TRUE(check_constraints(c, g));
 }
 
+// Nothing of a tensor without elements is read or written: its strides (numpy gives such arrays
+// zero strides) break no rule on majors, row-major out or stride alignment.
+TEST(CheckConstraints, layout_rules_do_not_apply_to_tensors_without_elements) {
+  OperandConstraints c;
+  c.a_majors = c.b_majors = {Major::k};
+  c.out_row_major = true;
+  c.alignment_bytes = 16;
+  auto g = make_gemm(0, 8, 12);  // A (0,12), out (0,8)
+  g.A.strides = {0, 0};
+  g.out.strides = {0, 0};
+  g.B = TensorDesc(DType::bf16, {12, 8}, {1, 16}, Device::cpu());  // k-major, aligned
+  EXPECT_TRUE(check_constraints(c, g)) << check_constraints(c, g).to_string();
+  g = make_gemm(8, 0, 16);  // B (16,0), out (8,0)
+  g.B.strides = {0, 0};
+  g.out.strides = {3, 7};
+  EXPECT_TRUE(check_constraints(c, g)) << check_constraints(c, g).to_string();
+}
+
 TEST(Schedule, names_are_short) {
   EXPECT_EQ(name(Schedule::cpu_blocked), "cpu");
   EXPECT_EQ(name(Schedule::cooperative), "coop");

@@ -101,6 +101,49 @@ TEST(CpuProvider, zero_tail_zeroes_the_rows_past_the_last_group_and_leaves_them_
   }
 }
 
+// Problems with no work, as numpy hands them over: every array without elements has zero strides
+// and a pointer to no memory of its own. Discovery finds the CPU operator and it runs them.
+TEST(CpuProvider, runs_problems_without_elements) {
+  alignas(16) static float nothing[4];  // what an empty array points at
+  std::vector<float> a(8 * 16, 1.0f), b(3 * 16 * 8, 1.0f), out(8 * 8, -1.0f), out_k0(16 * 8, -1.0f);
+  std::vector<int32_t> ends = {0, 0, 0};
+  const Device cpu = Device::cpu();
+  auto empty = [&](DType t, std::vector<int64_t> shape) {
+    return TensorDesc(t, shape, std::vector<int64_t>(shape.size(), 0), cpu, nothing);
+  };
+  auto real = [&](DType t, std::vector<int64_t> shape, void* data) {
+    return TensorDesc::contiguous(t, std::move(shape), cpu, data);
+  };
+  const TensorDesc offsets3 = real(DType::i32, {3}, ends.data());
+  std::vector<std::pair<const char*, Arguments>> cases = {
+      {"grouped_m TotalM=0", GroupedGemmArguments{empty(DType::fp32, {0, 16}), real(DType::fp32, {3, 16, 8}, b.data()),
+                                                  empty(DType::fp32, {0, 8}), DType::fp32, offsets3}},
+      {"grouped_m N=0", GroupedGemmArguments{real(DType::fp32, {8, 16}, a.data()), empty(DType::fp32, {3, 16, 0}),
+                                             empty(DType::fp32, {8, 0}), DType::fp32, offsets3}},
+      {"grouped_m G=0", GroupedGemmArguments{real(DType::fp32, {8, 16}, a.data()), empty(DType::fp32, {0, 16, 8}),
+                                             real(DType::fp32, {8, 8}, out.data()), DType::fp32,
+                                             empty(DType::i32, {0}), true}},
+      {"grouped_k G=0", GroupedGemmArguments{real(DType::fp32, {8, 16}, a.data()), real(DType::fp32, {16, 8}, b.data()),
+                                             empty(DType::fp32, {0, 8, 8}), DType::fp32, empty(DType::i32, {0})}},
+      {"gemm M=0", GemmArguments{empty(DType::fp32, {0, 16}), real(DType::fp32, {16, 8}, b.data()),
+                                 empty(DType::fp32, {0, 8}), DType::fp32}},
+      {"batched L=0", GemmArguments{empty(DType::fp32, {0, 8, 16}), empty(DType::fp32, {0, 16, 8}),
+                                    empty(DType::fp32, {0, 8, 8}), DType::fp32}},
+      {"gemm K=0", GemmArguments{empty(DType::fp32, {16, 0}), empty(DType::fp32, {0, 8}),
+                                 real(DType::fp32, {16, 8}, out_k0.data()), DType::fp32}},
+  };
+  for (const auto& [what, args] : cases) {
+    SCOPED_TRACE(what);
+    const std::vector<OperatorPtr> ops = get_operators(args, Target::cpu());
+    ASSERT_FALSE(ops.empty()) << validate(args).to_string();
+    const Status s = ops[0]->run(args);
+    EXPECT_TRUE(s.is_ok()) << s.to_string();
+  }
+  // Rows past offsets[G-1] with zero_tail and a sum over no K are zeros.
+  for (float v : out) EXPECT_EQ(v, 0.0f);
+  for (float v : out_k0) EXPECT_EQ(v, 0.0f);
+}
+
 TEST(CpuMicrokernel, the_portable_and_the_dispatched_kernels_agree) {
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> d(-1, 1);

@@ -82,6 +82,23 @@ TEST(ProblemSpec, bad_values_are_usage_errors_naming_the_option) {
   EXPECT_EQ(error_of({"seed"}), "unexpected argument 'seed'");
 }
 
+TEST(ProblemSpec, out_dtype_offers_only_what_out_may_be) {
+  EXPECT_EQ(error_of({"--dtype", "e4m3", "--out-dtype", "e4m3"}), "--out-dtype: must be one of bf16|fp16|fp32; got 'e4m3'");
+  EXPECT_EQ(problem_spec_help(SpecOptions::run).find("e4m3 (as --dtype"), std::string::npos);
+}
+
+TEST(ProblemSpec, batched_rows_must_divide_into_the_batches) {
+  EXPECT_EQ(error_of({"--op", "batched", "--total-m", "100", "--groups", "12"}),
+            "--total-m: must divide into the 12 batches of --groups (L) for --op batched; got '100'");
+  Result<ProblemSpec> r = parse({"--op", "batched", "--total-m", "96", "--groups", "12"});
+  ASSERT_TRUE(r.has_value()) << r.status().to_string();
+  EXPECT_TRUE(parse({"--op", "grouped_m", "--total-m", "100", "--groups", "12"}).has_value());
+  r = parse({"--op", "batched"});  // the default rows, in the default 8 batches
+  ASSERT_TRUE(r.has_value()) << r.status().to_string();
+  EXPECT_EQ(r->groups, 8);
+  EXPECT_EQ(r->total_m % r->groups, 0);
+}
+
 TEST(ProblemSpec, target_is_accepted_by_list_only) {
   EXPECT_EQ(error_of({"--target", "90a"}, SpecOptions::run), "unknown option '--target'");
   Result<ProblemSpec> r = parse({"--target", "90a"}, SpecOptions::list);

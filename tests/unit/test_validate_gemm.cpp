@@ -163,6 +163,21 @@ TEST(ValidateCommon, out_must_not_have_a_zero_stride_on_a_dim_of_size_above_one)
   EXPECT_TRUE(validate(g));
 }
 
+// numpy gives every array without elements zero strides; such an out overlaps nothing.
+TEST(ValidateCommon, an_out_without_elements_may_have_any_strides) {
+  auto g = make_gemm(0, 16, 8);  // M = 0
+  g.A.strides = {0, 0};
+  g.out.strides = {0, 0};
+  EXPECT_TRUE(validate(g));
+  g = make_gemm(8, 0, 8);  // N = 0
+  g.B.strides = {0, 0};
+  g.out.strides = {0, 0};
+  EXPECT_TRUE(validate(g));
+  auto b = make_batched(0, 8, 8, 8);  // L = 0
+  b.A.strides = b.B.strides = b.out.strides = {0, 0, 0};
+  EXPECT_TRUE(validate(b));
+}
+
 TEST(ValidateCommon, out_elements_must_not_interleave) {
   auto g = make_gemm(4, 4, 8);
   g.out.strides = {2, 1};

@@ -153,6 +153,22 @@ TEST(ValidateGrouped, host_offsets_may_leave_empty_groups_and_trailing_rows) {
   EXPECT_TRUE(validate(with_host_offsets(make_grouped_m(4, 64, 16, 16), v)));
 }
 
+// An expert-parallel rank with no tokens (TotalM = 0), N = 0, and a K-grouped out of no groups
+// (G = 0), each with numpy's zero strides for arrays without elements.
+TEST(ValidateGrouped, operands_without_elements_may_have_any_strides) {
+  auto m = make_grouped_m(4, 0, 16, 8);
+  m.A.strides = m.out.strides = {0, 0};
+  EXPECT_TRUE(validate(m));
+  m = make_grouped_m(4, 32, 0, 8);
+  m.B.strides = {0, 0, 0};
+  m.out.strides = {0, 0};
+  EXPECT_TRUE(validate(m));
+  auto k = make_grouped_k(0, 16, 8, 32);
+  k.out.strides = {0, 0, 0};
+  k.offsets.strides = {0};
+  EXPECT_TRUE(validate(k));
+}
+
 TEST(ValidateGrouped, device_offsets_values_are_not_read) {
   int32_t bogus[4] = {-5, -5, -5, -5};
   auto g = make_grouped_m(4, 64, 16, 16, DType::bf16, Device::cuda(0));

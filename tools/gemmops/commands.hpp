@@ -19,6 +19,10 @@ inline constexpr int kExitUsage = 2;    ///< the command line is wrong
 
 using Words = std::span<const std::string_view>;
 
+/// The whole command line after the program name: the subcommand, then its options. Returns the
+/// exit code (kExitOk, kExitFailure, kExitUsage).
+int dispatch(Words words);
+
 int run_command(Words args);
 int list_command(Words args);
 

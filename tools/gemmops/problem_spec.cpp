@@ -57,6 +57,9 @@ Setter choice(E ProblemSpec::*field, std::string_view option,
 
 const std::vector<std::pair<std::string_view, DType>> kDTypes = {
     {"bf16", DType::bf16}, {"fp16", DType::fp16}, {"fp32", DType::fp32}, {"e4m3", DType::e4m3}};
+// What out may be (validate() refuses fp8 outputs): no choice that always fails is offered.
+const std::vector<std::pair<std::string_view, DType>> kOutDTypes = {
+    {"bf16", DType::bf16}, {"fp16", DType::fp16}, {"fp32", DType::fp32}};
 
 const std::vector<Option>& options() {
   static const std::vector<Option> table = {
@@ -66,7 +69,7 @@ const std::vector<Option>& options() {
                {"gemm", OperationKind::gemm}, {"batched", OperationKind::batched_gemm}})},
       {"total-m", "M", "rows of A: TotalM (grouped_m), M (others; batched: all batches) (8192)", false,
        integer(&ProblemSpec::total_m, "total-m", 0)},
-      {"groups", "G", "groups G, or batches L for batched (12)", false,
+      {"groups", "G", "groups G, or batches L for batched (12; batched: 8)", false,
        integer(&ProblemSpec::groups, "groups", 1)},
       {"k", "K", "K, or TotalK for grouped_k (1024)", false, integer(&ProblemSpec::k, "k", 0)},
       {"n", "N", "N (2048)", false, integer(&ProblemSpec::n, "n", 1)},
@@ -77,8 +80,8 @@ const std::vector<Option>& options() {
       {"seed", "S", "seed of the group sizes and values (1)", false, integer(&ProblemSpec::seed, "seed", 0)},
       {"dtype", "T", "A and B: bf16 | fp16 | fp32 | e4m3 (bf16)", false,
        choice(&ProblemSpec::dtype, "dtype", kDTypes)},
-      {"out-dtype", "T", "out: bf16 | fp16 | fp32 | e4m3 (as --dtype; bf16 for e4m3)", false,
-       choice(&ProblemSpec::out_dtype, "out-dtype", kDTypes)},
+      {"out-dtype", "T", "out: bf16 | fp16 | fp32 (as --dtype; bf16 for e4m3)", false,
+       choice(&ProblemSpec::out_dtype, "out-dtype", kOutDTypes)},
       {"b-major", "k|n", "k: B stored as a permuted (G,N,K) tensor; n: row-major (k)", false,
        choice(&ProblemSpec::b_major, "b-major", {{"k", Major::k}, {"n", Major::mn}})},
       {"device", "D", "auto | cpu | cuda (auto: cuda when a GPU operator supports the problem)", false,
@@ -112,7 +115,7 @@ std::string_view name(Distribution d) {
 
 Result<ProblemSpec> parse_problem_spec(std::span<const std::string_view> args, SpecOptions which) {
   ProblemSpec spec;
-  bool out_dtype_given = false;
+  bool out_dtype_given = false, groups_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view word = args[i];
     if (word == "--help" || word == "-h") {
@@ -138,8 +141,15 @@ Result<ProblemSpec> parse_problem_spec(std::span<const std::string_view> args, S
     }
     GEMMOPS_TRY(found->set(spec, value.value_or("")));
     out_dtype_given = out_dtype_given || key == "out-dtype";
+    groups_given = groups_given || key == "groups";
   }
   if (!out_dtype_given) spec.out_dtype = is_fp8(spec.dtype) ? DType::bf16 : spec.dtype;
+  // Batched rows are L equal batches: a remainder would be dropped without a word. The default
+  // rows (8192) divide into 8 batches, not into the 12 groups of the seed problem.
+  if (spec.op == OperationKind::batched_gemm && !groups_given) spec.groups = 8;
+  if (spec.op == OperationKind::batched_gemm && spec.total_m % spec.groups != 0)
+    return bad_value("total-m", "must divide into the " + std::to_string(spec.groups) +
+                                    " batches of --groups (L) for --op batched", std::to_string(spec.total_m));
   if (spec.target) {
     if (auto t = Target::parse(*spec.target); !t) return bad_value("target", "must be a target such as 90a or cpu", *spec.target);
   }

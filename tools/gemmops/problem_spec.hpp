@@ -28,7 +28,7 @@ enum class DeviceChoice { automatic, cpu, cuda };
 struct ProblemSpec {
   OperationKind op = OperationKind::grouped_m;
   int64_t total_m = 8192;  ///< A's rows (grouped_m), M (grouped_k, gemm), M of all batches together (batched)
-  int64_t groups = 12;     ///< G, or L for batched
+  int64_t groups = 12;     ///< G, or L for batched (8 unless given; total_m must divide into L batches)
   int64_t k = 1024;        ///< K, or TotalK for grouped_k (split into groups by the distribution)
   int64_t n = 2048;
   Distribution dist = Distribution::uniform;
