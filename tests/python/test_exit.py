@@ -80,8 +80,6 @@ def test_a_python_operator_is_inert_once_released_at_exit():
 
 
 @pytest.mark.torch
-@pytest.mark.xfail(reason="gemmops.torch keeps compiled artifacts in a module-level dict that torch's op "
-                          "registry keeps alive past exit (the module is being rewritten)", strict=False)
 def test_no_leak_warnings_at_exit_after_gemmops_torch():
     r = run_script("""
         import torch
