@@ -16,9 +16,10 @@ namespace gemmops::testing {
 /// How out is laid out: row-major, rows padded (row stride N + 3), or column-major.
 enum class OutLayout { contiguous, padded, column_major };
 
-/// One problem. m is TotalM for grouped_m; k is TotalK for grouped_k; groups is G (or L for
-/// batched_gemm, 1 for gemm). `trailing` rows (grouped_m) or K columns (grouped_k) lie past
-/// offsets[G-1]. With `special_groups` and G >= 3 one group is empty and one has a single row.
+/// One problem. m is TotalM for grouped_m; k is TotalK for grouped_k; n is TotalN for grouped_n;
+/// groups is G (or L for batched_gemm, 1 for gemm). `trailing` rows (grouped_m), K columns
+/// (grouped_k) or columns of out (grouped_n) lie past offsets[G-1]; `zero_tail` asks for zeros
+/// there. With `special_groups` and G >= 3 one group is empty and one has a single row (column).
 struct ProblemSpec {
   OperationKind kind = OperationKind::grouped_m;
   DType a = DType::bf16, b = DType::bf16, out = DType::bf16;
@@ -27,6 +28,7 @@ struct ProblemSpec {
   int64_t m = 64, n = 48, k = 32, groups = 4;
   int64_t trailing = 0;
   bool special_groups = true;
+  bool zero_tail = false;
 
   std::string describe() const {
     return std::string(name(kind)) + " " + std::string(gemmops::name(a)) + "x" +
@@ -34,7 +36,7 @@ struct ProblemSpec {
            std::to_string(m) + " n" + std::to_string(n) + " k" + std::to_string(k) + " g" +
            std::to_string(groups) + " A " + std::string(gemmops::name(a_major)) + " B " +
            std::string(gemmops::name(b_major)) + " out " + std::to_string(int(out_layout)) +
-           " trailing " + std::to_string(trailing);
+           " trailing " + std::to_string(trailing) + (zero_tail ? " zero_tail" : "");
   }
 };
 
@@ -122,7 +124,7 @@ struct HostProblem {
   Arguments arguments() const {
     if (spec.kind == OperationKind::gemm || spec.kind == OperationKind::batched_gemm)
       return GemmArguments{A.desc, B.desc, out.desc, DType::fp32};
-    return GroupedGemmArguments{A.desc, B.desc, out.desc, DType::fp32, offsets.desc};
+    return GroupedGemmArguments{A.desc, B.desc, out.desc, DType::fp32, offsets.desc, spec.zero_tail};
   }
 };
 
@@ -154,8 +156,14 @@ inline HostProblem make_problem(const ProblemSpec& s, std::mt19937& rng) {
       p.out = make_out(s.out, {G, s.m, s.n}, s.out_layout);
       p.ends = random_group_ends(rng, G, s.k - s.trailing, s.special_groups);
       break;
+    case OperationKind::grouped_n:
+      p.A = make_operand(s.a, {G, s.m, s.k}, s.a_major, true);
+      p.B = make_operand(s.b, {s.k, s.n}, s.b_major, false);
+      p.out = make_out(s.out, {s.m, s.n}, s.out_layout);
+      p.ends = random_group_ends(rng, G, s.n - s.trailing, s.special_groups);
+      break;
   }
-  if (!p.ends.empty() || s.kind == OperationKind::grouped_m || s.kind == OperationKind::grouped_k) {
+  if (s.kind != OperationKind::gemm && s.kind != OperationKind::batched_gemm) {
     p.offsets = HostTensor::contiguous(DType::i32, {G});
     for (int64_t g = 0; g < G; ++g) p.offsets.set(g, p.ends[static_cast<size_t>(g)]);
   }
