@@ -13,7 +13,7 @@ namespace gemmops::python {
 namespace {
 
 constexpr Schedule kSchedules[] = {Schedule::cpu_blocked, Schedule::cooperative, Schedule::pingpong,
-                                   Schedule::small_m, Schedule::custom};
+                                   Schedule::small_m, Schedule::custom, Schedule::simt};
 
 nb::list dtype_list(const std::vector<DType>& v) {
   nb::list l;
