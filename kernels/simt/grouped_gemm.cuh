@@ -12,8 +12,9 @@
 
 namespace gemmops::kernels::simt {
 
+// Two blocks per SM: at most 128 registers a thread, which the tile needs without spilling.
 template <Form kForm, Elem kAB, Elem kOut>
-__global__ void __launch_bounds__(kThreads) simt_gemm_kernel(const SimtParams p) {
+__global__ void __launch_bounds__(kThreads, 2) simt_gemm_kernel(const SimtParams p) {
   __shared__ TileStorage storage;
   __shared__ int staged[kThreads];  // offsets of a block of groups, or block_max's scratch
   const int tile_row = static_cast<int>(blockIdx.x) / p.tiles_n, tile_col = static_cast<int>(blockIdx.x) % p.tiles_n;

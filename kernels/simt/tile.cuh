@@ -19,8 +19,9 @@ struct TileRange {
 };
 
 /// One K slice of the A tile and of the B tile, as fp32. Rows are padded by 4 floats: 16-byte
-/// aligned for the float4 reads, and K-contiguous stores spread over more banks.
-struct TileStorage {
+/// aligned for the float4 reads (so is the struct: a shared float array alone is 4-byte aligned),
+/// and K-contiguous stores spread over more banks.
+struct alignas(16) TileStorage {
   float a[kTileK][kTileM + 4];  // (K slice, rows)
   float b[kTileK][kTileN + 4];  // (K slice, columns)
 };
@@ -97,20 +98,23 @@ __device__ __forceinline__ void store_tile(const SimtParams& p, int64_t out_base
 /// it with the same arguments (it synchronises).
 template <Elem kAB, Elem kOut>
 __device__ void compute_tile(const SimtParams& p, int g, const TileRange& t, TileStorage& s) {
-  const SliceLoader<kAB, kTileM> a(g * p.a_group, p.a_row, p.a_k, p.a_k == 1, t.row0, t.row_begin, t.row_end);
-  const SliceLoader<kAB, kTileN> b(g * p.b_group, p.b_col, p.b_k, p.b_k == 1 && p.b_col != 1, t.col0, t.col_begin,
-                                   t.col_end);
+  const SliceLoader<kAB, kTileM> a_slices(g * p.a_group, p.a_row, p.a_k, p.a_k == 1, t.row0, t.row_begin,
+                                          t.row_end);
+  const SliceLoader<kAB, kTileN> b_slices(g * p.b_group, p.b_col, p.b_k, p.b_k == 1 && p.b_col != 1, t.col0,
+                                          t.col_begin, t.col_end);
   const int ty = static_cast<int>(threadIdx.x) / kThreadsPerRow, tx = static_cast<int>(threadIdx.x) % kThreadsPerRow;
   float acc[4][4] = {};  // (4 rows, 4 columns) of out
   for (int k0 = t.k_begin; k0 < t.k_end; k0 += kTileK) {
-    a.load(p.a, k0, t.k_end, &s.a[0][0]);
-    b.load(p.b, k0, t.k_end, &s.b[0][0]);
+    a_slices.load(p.a, k0, t.k_end, &s.a[0][0]);
+    b_slices.load(p.b, k0, t.k_end, &s.b[0][0]);
     __syncthreads();
+    // Unrolled by 4, not 16: fully unrolled, ptxas hoists the shared loads past the 128 registers
+    // two blocks per SM allow, and spills.
 #pragma unroll 4
     for (int kk = 0; kk < kTileK; ++kk) {
-      const float4 a = *reinterpret_cast<const float4*>(&s.a[kk][4 * ty]);
-      const float4 b = *reinterpret_cast<const float4*>(&s.b[kk][4 * tx]);
-      const float av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
+      const float4 a4 = *reinterpret_cast<const float4*>(&s.a[kk][4 * ty]);
+      const float4 b4 = *reinterpret_cast<const float4*>(&s.b[kk][4 * tx]);
+      const float av[4] = {a4.x, a4.y, a4.z, a4.w}, bv[4] = {b4.x, b4.y, b4.z, b4.w};
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll

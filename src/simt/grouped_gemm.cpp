@@ -33,7 +33,7 @@ constexpr double kPassUs = 20.0;                // loads, stores and barriers of
 constexpr double kPassFlopsPerUs = 15e6 / kSms;  // fp32 FMA of one pass
 constexpr double kBytesPerUs = 1.5e6;            // 1.5 TB/s of compulsory traffic
 
-// The kernels' forms, in the order of their name expressions (and lowered names).
+// The kernels' forms, in the order of their name expressions and lowered names: index = the value.
 constexpr k::Form kForms[] = {k::Form::dense, k::Form::grouped_m, k::Form::grouped_k, k::Form::grouped_n};
 
 const char* elem_text(DType t) {
@@ -118,15 +118,19 @@ Status SimtGemmOperator::supports_extra(const Arguments& args, const Target&) co
   return plan_launch(args).status();
 }
 
-Result<Artifact> SimtGemmOperator::do_compile(const Arguments& args) const {
+jit::CompileRequest compile_request(const std::string& kernel_name, DType ab, DType out) {
   jit::CompileRequest req;
-  req.kernel_name = name();
+  req.kernel_name = kernel_name;
   req.source = "#include \"simt/grouped_gemm.cuh\"\n";
-  for (k::Form f : kForms) req.name_expressions.push_back(instantiation_text(f, ab_, out_));
-  // 2 blocks of 256 threads per SM need at most 128 registers each; a spill would be a silent
-  // slowdown, so ptxas says so in the log (the compile tests fail on it).
+  for (k::Form f : kForms) req.name_expressions.push_back(instantiation_text(f, ab, out));
+  // 2 blocks of 256 threads per SM allow 128 registers each; a spill would be a silent slowdown,
+  // so ptxas says so in the log (the compile tests fail on it).
   req.options.push_back("--ptxas-options=--warn-on-spills");
-  auto impl = std::make_shared<SimtArtifact>(std::move(req));
+  return req;
+}
+
+Result<Artifact> SimtGemmOperator::do_compile(const Arguments& args) const {
+  auto impl = std::make_shared<SimtArtifact>(compile_request(name(), ab_, out_));
   const int cc = compile_cc(args);
   GEMMOPS_ASSIGN_OR_RETURN(std::shared_ptr<const ArchModule> first, impl->modules.for_cc(cc));
   std::string description = impl->modules.request().name_expressions[0] + " and the other forms for sm_" +

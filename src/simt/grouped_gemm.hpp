@@ -3,6 +3,7 @@
 #pragma once
 
 #include "gemmops/operator.hpp"
+#include "jit/compile.hpp"
 
 namespace gemmops::simt {
 
@@ -27,6 +28,10 @@ class SimtGemmOperator final : public Operator {
 
   DType ab_, out_;
 };
+
+/// The translation unit and name expressions of one (A/B dtype, out dtype) pair: the kernels of
+/// every form, in the order of kernels::simt::Form. The target is left for each architecture.
+jit::CompileRequest compile_request(const std::string& kernel_name, DType ab, DType out);
 
 /// A rough run time of the portable kernel on `args` (valid), in microseconds: a launch, its tile
 /// passes at a whole-GPU rate of ~15 TFLOP/s, and its compulsory bytes at 1.5 TB/s. Higher than

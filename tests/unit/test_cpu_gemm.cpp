@@ -64,11 +64,12 @@ TEST(CpuGemm, every_major_of_a_and_b_and_every_out_layout_is_honoured) {
   for (OperationKind kind : kAllOperationKinds)
     for (Major am : {Major::k, Major::mn})
       for (Major bm : {Major::k, Major::mn})
-        for (OutLayout ol : {OutLayout::contiguous, OutLayout::padded, OutLayout::column_major}) {
-          ProblemSpec s = random_spec(kind, rng);
-          s.a_major = am, s.b_major = bm, s.out_layout = ol;
-          expect_matches_reference(s, rng);
-        }
+        for (OutLayout ol : {OutLayout::contiguous, OutLayout::padded, OutLayout::column_major})
+          for (bool padded_inputs : {false, true}) {
+            ProblemSpec s = random_spec(kind, rng);
+            s.a_major = am, s.b_major = bm, s.out_layout = ol, s.padded_inputs = padded_inputs;
+            expect_matches_reference(s, rng);
+          }
 }
 
 TEST(CpuGemm, shapes_across_every_block_boundary_match) {
