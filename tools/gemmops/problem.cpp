@@ -132,8 +132,11 @@ int64_t Problem::covered() const {
   switch (spec.op) {
     case OperationKind::grouped_m: return end * spec.n;
     case OperationKind::grouped_n: return spec.total_m * end;
-    default: return operand_out(args).numel();
+    case OperationKind::grouped_k:
+    case OperationKind::gemm:
+    case OperationKind::batched_gemm: break;
   }
+  return operand_out(args).numel();
 }
 
 bool Problem::written(int64_t element) const {
@@ -142,8 +145,11 @@ bool Problem::written(int64_t element) const {
   switch (spec.op) {
     case OperationKind::grouped_m: return element / cols < end;
     case OperationKind::grouped_n: return element % cols < end;
-    default: return true;
+    case OperationKind::grouped_k:
+    case OperationKind::gemm:
+    case OperationKind::batched_gemm: break;
   }
+  return true;
 }
 
 Status Problem::poison_out() {
