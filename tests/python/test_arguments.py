@@ -184,7 +184,11 @@ def test_fake_cuda_specs_discover_sm90_operators_for_the_90a_target():
     found = ops.get_operators(args, target="90a")
     assert found, f"no sm90 operator: {ops.get_rejections(args, target='90a')}"
     for op in found:
-        assert op.metadata["target"] == "90a" and op.supports(args, target="90a")
+        assert op.supports(args, target="90a")
+    # The Hopper operators first; the portable one (built for 80, which runs on 90a) last.
+    assert found[0].metadata["target"] == "90a"
+    assert found[-1].metadata["provider"] == "simt" and found[-1].metadata["target"] == "80"
+    assert {op.metadata["provider"] for op in found} == {"sm90", "simt"}
     with pytest.raises(ValueError):
         ops.get_operators(args, target="not-a-target")
 
