@@ -29,7 +29,7 @@ constexpr int kMinCc = 80;  // cvt.rn.bf16.f32; and the target every device here
 // ~15 TFLOP/s. Passes run one per SM at a time, and no faster than the longest block's passes.
 constexpr double kLaunchUs = 20.0;               // launch and the offset scans of the grouped forms
 constexpr double kSms = 132;                     // an H100/H200 (fewer on smaller parts)
-constexpr double kPassUs = 20.0;                // loads, stores and barriers of one pass
+constexpr double kPassUs = 20.0;                 // loads, stores and barriers of one pass
 constexpr double kPassFlopsPerUs = 15e6 / kSms;  // fp32 FMA of one pass
 constexpr double kBytesPerUs = 1.5e6;            // 1.5 TB/s of compulsory traffic
 
@@ -62,10 +62,10 @@ struct SimtArtifact final : ArtifactImpl {
   ArchModules modules;
 };
 
-// The architecture compile() builds for: A's device when the driver sees it, else the one
-// GEMMOPS_TARGET stands in for, else the oldest one served. run() builds for each device's own.
+// The architecture compile() builds for: A's device when the driver sees one it serves, else the
+// one GEMMOPS_TARGET stands in for, else the oldest one served. run() builds for each device's own.
 int compile_cc(const Arguments& args) {
-  if (auto facts = cuda::device_facts(operand_a(args).device.index)) return facts->cc;
+  if (auto facts = cuda::device_facts(operand_a(args).device.index); facts && facts->cc >= kMinCc) return facts->cc;
   if (auto text = env::target()) {
     if (auto t = Target::parse(*text); t && !t->is_cpu() && t->cc >= kMinCc) return t->cc;
   }
