@@ -35,9 +35,10 @@ step build cmake --build build/gpu -j "$jobs"
 step ctest-gpu-compile ctest --test-dir build/gpu -L "gpu|compile" -j "$jobs" --output-on-failure
 grep -E "tests passed|tests failed" "$logs/ctest-gpu-compile.log"
 if command -v compute-sanitizer >/dev/null; then
-  # The ragged problems (empty and 1-row groups, tile +- 1, trailing rows, K-grouped) of one design per schedule.
+  # The ragged problems (empty and 1-row groups, tile +- 1, trailing rows, K-grouped) of one design per schedule;
+  # the portable operators on every form and edge, and on malformed device offsets.
   step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/gpu/tests/gemmops_gpu_tests \
-    --gtest_filter='*matches*bf16_f32acc_128x256x64_c2x1*:*matches*bf16_f32acc_128x256x64_c1x1_s4_coop_tma_ring2*:*matches*bf16_f32acc_64x128x64*:*k_grouped*bf16_f32acc_128x128x64_c2x1_s5*:*bf16_f32acc_128x128x64_c1x1_s4_pingpong*'
+    --gtest_filter='*matches*bf16_f32acc_128x256x64_c2x1*:*matches*bf16_f32acc_128x256x64_c1x1_s4_coop_tma_ring2*:*matches*bf16_f32acc_64x128x64*:*k_grouped*bf16_f32acc_128x128x64_c2x1_s5*:*bf16_f32acc_128x128x64_c1x1_s4_pingpong*:SimtOperators.every_form*:SimtOperators.malformed*'
 fi
 python_tests() {
   python3 -m pip install -q --no-build-isolation --no-deps . && python3 -m pytest -q -rs tests/python

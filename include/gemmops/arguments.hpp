@@ -26,31 +26,41 @@ struct GemmArguments {
 ///     past offsets[G-1] are left untouched, or set to zero with `zero_tail`. OperationKind::grouped_m
 ///   K-grouped (weight gradients):   A (M,TotalK) x B (TotalK,N) -> out (G,M,N); group i sums over
 ///     its K range; an empty group writes zeros.                    OperationKind::grouped_k
-/// The form follows from the ranks: B of rank 3 is M-grouped, out of rank 3 is K-grouped.
+///   N-grouped:                      A (G,M,K) x B (K,TotalN) -> out (M,TotalN); group i computes
+///     the columns of its N range, out[:, cols] = A[i] x B[:, cols]. Columns of out at or past
+///     offsets[G-1] are left untouched, or set to zero with `zero_tail`. OperationKind::grouped_n
+/// The form follows from the ranks: B of rank 3 is M-grouped, out of rank 3 is K-grouped, A of
+/// rank 3 is N-grouped (torch.nn.functional.grouped_mm's 2d x 3d, 2d x 2d and 3d x 2d).
 struct GroupedGemmArguments {
   TensorDesc A, B, out;
   DType accumulator = DType::fp32;
   TensorDesc offsets;
-  /// M-grouped: also write zeros to out's rows at or past offsets[G-1] (what a framework op that
-  /// returns a fresh tensor needs), in the same launch instead of a separate fill of all of out.
-  /// Forms that write every element of out ignore it.
+  /// M-grouped: also write zeros to out's rows at or past offsets[G-1]; N-grouped: to its columns
+  /// at or past offsets[G-1] (what a framework op that returns a fresh tensor needs), in the same
+  /// launch instead of a separate fill of all of out. The K-grouped form writes every element of
+  /// out and ignores it.
   bool zero_tail = false;
 };
 
 using Arguments = std::variant<GemmArguments, GroupedGemmArguments>;
 
-enum class OperationKind { gemm, batched_gemm, grouped_m, grouped_k };
-inline constexpr OperationKind kAllOperationKinds[] = {
-    OperationKind::gemm, OperationKind::batched_gemm, OperationKind::grouped_m, OperationKind::grouped_k};
-std::string_view name(OperationKind k);  ///< "gemm", "batched_gemm", "grouped_gemm_m", "grouped_gemm_k"
+enum class OperationKind { gemm, batched_gemm, grouped_m, grouped_k, grouped_n };
+inline constexpr OperationKind kAllOperationKinds[] = {OperationKind::gemm, OperationKind::batched_gemm,
+                                                       OperationKind::grouped_m, OperationKind::grouped_k,
+                                                       OperationKind::grouped_n};
+/// "gemm", "batched_gemm", "grouped_gemm_m", "grouped_gemm_k", "grouped_gemm_n".
+std::string_view name(OperationKind k);
 
 /// The sizes of a problem, after validation. For grouped_m, `m` is TotalM (A's rows) and `groups`
-/// is G; for grouped_k, `k` is TotalK; for batched_gemm, `groups` is L; for gemm, `groups` is 1.
+/// is G; for grouped_k, `k` is TotalK; for grouped_n, `m` is M, `n` is TotalN (B's columns), `k`
+/// is K and `groups` is G (A's first dimension); for batched_gemm, `groups` is L; for gemm,
+/// `groups` is 1.
 struct ProblemShape {
   OperationKind kind = OperationKind::gemm;
   int64_t m = 0, n = 0, k = 0, groups = 1;
-  /// 2*m*n*k: the FLOPs of the whole problem (each row or K slice belongs to one group), with m the
-  /// rows actually covered by the offsets when those are not known on the host.
+  /// 2*m*n*k: the FLOPs of the whole problem (each row, column or K slice belongs to one group),
+  /// counting rows (columns) past offsets[G-1] as covered, since the offsets may not be known on
+  /// the host.
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
 };
 

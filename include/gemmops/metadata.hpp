@@ -10,9 +10,10 @@
 
 namespace gemmops {
 
-/// How the kernel is organised. cpu_blocked is the host provider; the others are GPU schedules.
-enum class Schedule { cpu_blocked, cooperative, pingpong, small_m, custom };
-std::string_view name(Schedule s);  ///< "cpu", "coop", "pingpong", "smallm", "custom"
+/// How the kernel is organised. cpu_blocked is the host provider; the others are GPU schedules
+/// (simt: the portable kernel of plain FMA, one tile per block).
+enum class Schedule { cpu_blocked, cooperative, pingpong, small_m, custom, simt };
+std::string_view name(Schedule s);  ///< "cpu", "coop", "pingpong", "smallm", "custom", "simt"
 
 /// How results leave the kernel: stored from registers, or staged in shared memory and written by
 /// TMA bulk stores that overlap the next tile's main loop. Fused epilogues (bias, SiLU, SwiGLU,

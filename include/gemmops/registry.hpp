@@ -45,7 +45,7 @@ class Registry {
   std::shared_ptr<detail::RankingMemo> ranking_;
 };
 
-/// The process-wide registry, holding the built-in providers (CPU, sm90) on first use.
+/// The process-wide registry, holding the built-in providers (sm90, simt, CPU) on first use.
 Registry& default_registry();
 
 /// The target discovery uses when none is given: "cpu" for host tensors; for CUDA tensors the

@@ -41,7 +41,7 @@ void bind_arguments(nb::module_& m) {
       .def_prop_ro("out", [](const PyArguments& a) { return a.out; })
       .def_prop_ro("accumulator_type", [](const PyArguments& a) { return std::string(name(accumulator_of(a.args))); })
       .def_prop_ro("kind", [](const PyArguments& a) { return std::string(name(unwrap(operation_kind(a.args)))); },
-                   "\"gemm\", \"batched_gemm\", \"grouped_gemm_m\" or \"grouped_gemm_k\"")
+                   "\"gemm\", \"batched_gemm\", \"grouped_gemm_m\", \"grouped_gemm_k\" or \"grouped_gemm_n\"")
       .def_prop_ro("problem_shape", &shape_dict, "{kind, m, n, k, groups} after validation")
       .def("__repr__", [](const PyArguments& a) { return "Arguments(" + describe(a) + ")"; });
 
@@ -63,7 +63,8 @@ void bind_arguments(nb::module_& m) {
       "Grouped GEMM with int32 offsets (G,) of exclusive group ends.\n"
       "M-grouped: A (TotalM,K) x B (G,K,N) -> out (TotalM,N).\n"
       "K-grouped: A (M,TotalK) x B (TotalK,N) -> out (G,M,N).\n"
-      "zero_tail=True also sets an M-grouped out's rows past offsets[G-1] to zero.")
+      "N-grouped: A (G,M,K) x B (K,TotalN) -> out (M,TotalN).\n"
+      "zero_tail=True also sets an M-grouped out's rows (an N-grouped out's columns) past offsets[G-1] to zero.")
       .def("__init__",
            [](PyGroupedGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc,
               nb::object offsets, bool zero_tail) {
@@ -80,7 +81,8 @@ void bind_arguments(nb::module_& m) {
            nb::arg("offsets") = nb::none(), nb::arg("zero_tail") = false)
       .def_prop_ro("offsets", [](const PyArguments& a) { return a.offsets; })
       .def_prop_ro("zero_tail", [](const PyArguments& a) { return std::get<GroupedGemmArguments>(a.args).zero_tail; },
-                   "M-grouped: rows of out past offsets[G-1] are set to zero (else left untouched)");
+                   "M-grouped: rows of out past offsets[G-1] are set to zero (N-grouped: columns; else left "
+                   "untouched)");
 }
 
 }  // namespace gemmops::python

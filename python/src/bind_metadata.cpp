@@ -13,7 +13,7 @@ namespace gemmops::python {
 namespace {
 
 constexpr Schedule kSchedules[] = {Schedule::cpu_blocked, Schedule::cooperative, Schedule::pingpong,
-                                   Schedule::small_m, Schedule::custom};
+                                   Schedule::small_m, Schedule::custom, Schedule::simt};
 
 nb::list dtype_list(const std::vector<DType>& v) {
   nb::list l;
@@ -66,7 +66,7 @@ std::vector<OperationKind> kinds_of(nb::handle list, const std::string& op) {
     }
     if (!found)
       throw nb::value_error((what(op, "constraints.kinds") +
-                             ": must list gemm, batched_gemm, grouped_gemm_m or grouped_gemm_k; got '" + s + "'")
+                             ": must list gemm, batched_gemm, grouped_gemm_m, grouped_gemm_k or grouped_gemm_n; got '" + s + "'")
                                 .c_str());
   }
   return out;

@@ -1,4 +1,4 @@
-// src/arguments/validate_grouped.cpp: M-grouped and K-grouped GEMM rules, and the offsets operand
+// src/arguments/validate_grouped.cpp: M-, K- and N-grouped GEMM rules, and the offsets operand
 // SPDX-License-Identifier: Apache-2.0
 #include <cstring>
 #include <string>
@@ -33,6 +33,17 @@ Status validate_grouped_k_shapes(const GroupedGemmArguments& g) {
   GEMMOPS_TRY(agree("TotalK", B.size(0), A.size(1), "B", "A", ab));
   GEMMOPS_TRY(agree("M", out.size(1), A.size(0), "out", "A", ao));
   return agree("N", out.size(2), B.size(1), "out", "B", bo);
+}
+
+// A (G,M,K) x B (K,TotalN) -> out (M,TotalN).
+Status validate_grouped_n_shapes(const GroupedGemmArguments& g) {
+  const TensorDesc &A = g.A, &B = g.B, &out = g.out;
+  const std::string ab = labelled("A", "(G,M,K)", A) + ", " + labelled("B", "(K,TotalN)", B);
+  const std::string ao = labelled("A", "(G,M,K)", A) + ", " + labelled("out", "(M,TotalN)", out);
+  const std::string bo = labelled("B", "(K,TotalN)", B) + ", " + labelled("out", "(M,TotalN)", out);
+  GEMMOPS_TRY(agree("K", B.size(0), A.size(2), "B", "A", ab));
+  GEMMOPS_TRY(agree("M", out.size(0), A.size(1), "out", "A", ao));
+  return agree("TotalN", out.size(1), B.size(1), "out", "B", bo);
 }
 
 Status validate_offsets_form(const TensorDesc& off, int64_t groups) {
@@ -87,8 +98,10 @@ Result<OperationKind> grouped_kind(const GroupedGemmArguments& g) {
   int a = g.A.rank(), b = g.B.rank(), o = g.out.rank();
   if (a == 2 && b == 3 && o == 2) return OperationKind::grouped_m;
   if (a == 2 && b == 2 && o == 3) return OperationKind::grouped_k;
-  return invalid_argument("A, B, out: ranks must be 2/3/2 (grouped_gemm_m) or 2/2/3 (grouped_gemm_k); got " +
-                          ranks_of(g));
+  if (a == 3 && b == 2 && o == 2) return OperationKind::grouped_n;
+  return invalid_argument(
+      "A, B, out: ranks must be 2/3/2 (grouped_gemm_m), 2/2/3 (grouped_gemm_k) or 3/2/2 (grouped_gemm_n); got " +
+      ranks_of(g));
 }
 
 Status validate_grouped(const GroupedGemmArguments& g) {
@@ -97,12 +110,21 @@ Status validate_grouped(const GroupedGemmArguments& g) {
     GEMMOPS_TRY(validate_layout(*t, role));
   }
   GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, grouped_kind(g));
-  if (kind == OperationKind::grouped_m) {
-    GEMMOPS_TRY(validate_grouped_m_shapes(g));
-    GEMMOPS_TRY(validate_offsets(g, g.B.size(0), g.A.size(0), "TotalM"));
-  } else {
-    GEMMOPS_TRY(validate_grouped_k_shapes(g));
-    GEMMOPS_TRY(validate_offsets(g, g.out.size(0), g.A.size(1), "TotalK"));
+  switch (kind) {
+    case OperationKind::grouped_m:
+      GEMMOPS_TRY(validate_grouped_m_shapes(g));
+      GEMMOPS_TRY(validate_offsets(g, g.B.size(0), g.A.size(0), "TotalM"));
+      break;
+    case OperationKind::grouped_n:
+      GEMMOPS_TRY(validate_grouped_n_shapes(g));
+      GEMMOPS_TRY(validate_offsets(g, g.A.size(0), g.B.size(1), "TotalN"));
+      break;
+    case OperationKind::grouped_k:
+      GEMMOPS_TRY(validate_grouped_k_shapes(g));
+      GEMMOPS_TRY(validate_offsets(g, g.out.size(0), g.A.size(1), "TotalK"));
+      break;
+    case OperationKind::gemm:
+    case OperationKind::batched_gemm: break;  // grouped_kind() never returns them
   }
   return validate_operands(g.A, g.B, g.out, g.accumulator);
 }

@@ -13,6 +13,7 @@ std::string_view name(Schedule s) {
     case Schedule::pingpong: return "pingpong";
     case Schedule::small_m: return "smallm";
     case Schedule::custom: return "custom";
+    case Schedule::simt: return "simt";
   }
   return "unknown";
 }

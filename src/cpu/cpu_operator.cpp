@@ -90,6 +90,24 @@ Result<std::vector<GemmTask>> make_tasks(OperationKind kind, const Arguments& ar
       }
       break;
     }
+    case OperationKind::grouped_n: {
+      const auto& g = std::get<GroupedGemmArguments>(args);
+      GEMMOPS_ASSIGN_OR_RETURN(std::vector<int64_t> ends, read_offsets(g.offsets, B.size(1)));
+      int64_t start = 0;
+      for (size_t i = 0; i < ends.size(); ++i) {
+        const auto gi = static_cast<int64_t>(i);
+        if (ends[i] > start) {
+          tasks.push_back({matrix(A, gi * A.stride(0)), matrix(B, start * B.stride(1)),
+                           out_matrix(out, start * out.stride(1)), A.size(1), ends[i] - start, A.size(2)});
+        }
+        start = ends[i];
+      }
+      // Columns past the last group: a task without K writes zeros.
+      if (g.zero_tail && start < B.size(1))
+        tasks.push_back({matrix(A, 0), matrix(B, start * B.stride(1)), out_matrix(out, start * out.stride(1)),
+                         A.size(1), B.size(1) - start, 0});
+      break;
+    }
   }
   return tasks;
 }
@@ -130,9 +148,10 @@ Status CpuOperator::do_run(const Arguments& args, const Artifact&, Stream, Works
 
 double CpuOperator::do_estimated_time_us(const Arguments& args, const Target&) const {
   const TensorDesc &A = operand_a(args), &B = operand_b(args);
-  // Upper bounds are enough for ordering: the rows or K actually covered may be fewer.
-  const double m = double(kind_ == OperationKind::grouped_k || A.size(-1) == 0 ? A.size(-2)
-                                                                               : A.numel() / A.size(-1));
+  // Upper bounds are enough for ordering: the rows, columns or K actually covered may be fewer.
+  // A's leading dimension is L (batched), a stack of rows; N-grouped it is G, which splits N.
+  const bool rows_of_a = kind_ == OperationKind::grouped_k || kind_ == OperationKind::grouped_n || A.size(-1) == 0;
+  const double m = double(rows_of_a ? A.size(-2) : A.numel() / A.size(-1));
   const double k = double(A.size(-1)), n = double(B.size(-1));
   return 2.0 * m * n * k / kAssumedFlopsPerUs;
 }

@@ -28,6 +28,14 @@ def ref_grouped_k(A, B, offsets):
     return out
 
 
+def ref_grouped_n(A, B, offsets):
+    """float64 out (M,TotalN) of the N-grouped form; columns past offsets[-1] stay NaN."""
+    out = np.full((A.shape[1], B.shape[-1]), np.nan)
+    for g, (s, e) in enumerate(starts_ends(offsets)):
+        out[:, s:e] = A[g].astype(np.float64) @ B[:, s:e].astype(np.float64)
+    return out
+
+
 def rand(rng, shape, dtype):
     # Small integers scaled by 1/8 are exact in fp16/bf16, so only accumulation order differs.
     return (rng.integers(-4, 5, size=shape) / 8.0).astype(dtype)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import gemmops as ops
-from helpers import offsets_of, rand, ref_grouped_k, ref_grouped_m
+from helpers import offsets_of, rand, ref_grouped_k, ref_grouped_m, ref_grouped_n
 
 SENTINEL = 7.0
 
@@ -49,6 +49,24 @@ def test_grouped_k_matches_float64_and_zeroes_empty_groups():
     run_best(args)
     np.testing.assert_allclose(out, ref_grouped_k(A, Bmat, offsets), rtol=1e-5, atol=1e-5)
     assert np.all(out[1] == 0.0), "an empty group writes zeros"
+
+
+@pytest.mark.parametrize("zero_tail", [False, True])
+def test_grouped_n_matches_float64_and_leaves_or_zeroes_tail_columns(zero_tail):
+    rng = np.random.default_rng(3)
+    sizes = [6, 0, 11, 1]  # an empty group, a one-column group and a tail of columns past offsets[-1]
+    M, K, total_n = 9, 20, 23
+    A = rand(rng, (len(sizes), M, K), np.float32)
+    B = rand(rng, (K, total_n), np.float32)
+    out = np.full((M, total_n), SENTINEL, dtype=np.float32)
+    offsets = offsets_of(sizes)
+    args = ops.GroupedGemmArguments(A, B, out, "fp32", offsets, zero_tail=zero_tail)
+    assert args.kind == "grouped_gemm_n"
+    assert args.problem_shape == {"kind": "grouped_gemm_n", "m": M, "n": total_n, "k": K, "groups": len(sizes)}
+    run_best(args)
+    end = int(offsets[-1])
+    np.testing.assert_allclose(out[:, :end], ref_grouped_n(A, B, offsets)[:, :end], rtol=1e-5, atol=1e-5)
+    assert np.all(out[:, end:] == (0.0 if zero_tail else SENTINEL)), "columns past offsets[-1]"
 
 
 @pytest.mark.parametrize("transpose_a", [False, True])
@@ -198,7 +216,11 @@ def test_fake_cuda_specs_discover_sm90_operators_for_the_90a_target():
     found = ops.get_operators(args, target="90a")
     assert found, f"no sm90 operator: {ops.get_rejections(args, target='90a')}"
     for op in found:
-        assert op.metadata["target"] == "90a" and op.supports(args, target="90a")
+        assert op.supports(args, target="90a")
+    # The Hopper operators first; the portable one (built for 80, which runs on 90a) last.
+    assert found[0].metadata["target"] == "90a"
+    assert found[-1].metadata["provider"] == "simt" and found[-1].metadata["target"] == "80"
+    assert {op.metadata["provider"] for op in found} == {"sm90", "simt"}
     with pytest.raises(ValueError):
         ops.get_operators(args, target="not-a-target")
 

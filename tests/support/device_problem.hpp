@@ -55,7 +55,7 @@ struct DeviceProblem {
       d.args = GemmArguments{on_device(h.A, d.A), on_device(h.B, d.B), on_device(h.out, d.out), DType::fp32};
     } else {
       d.args = GroupedGemmArguments{on_device(h.A, d.A), on_device(h.B, d.B), on_device(h.out, d.out), DType::fp32,
-                                    on_device(h.offsets, d.offsets)};
+                                    on_device(h.offsets, d.offsets), h.spec.zero_tail};
     }
     return d;
   }

@@ -50,4 +50,15 @@ inline GroupedGemmArguments make_grouped_k(int64_t groups, int64_t m, int64_t n,
   return g;
 }
 
+/// A (G,M,K) x B (K,TotalN) -> out (M,TotalN) with fake offsets (G,).
+inline GroupedGemmArguments make_grouped_n(int64_t groups, int64_t m, int64_t total_n, int64_t k,
+                                           DType ab = DType::bf16, Device device = Device::cpu()) {
+  GroupedGemmArguments g;
+  g.A = TensorDesc::contiguous(ab, {groups, m, k}, device);
+  g.B = TensorDesc::contiguous(ab, {k, total_n}, device);
+  g.out = TensorDesc::contiguous(DType::bf16, {m, total_n}, device);
+  g.offsets = TensorDesc::contiguous(DType::i32, {groups}, device);
+  return g;
+}
+
 }  // namespace gemmops::testing

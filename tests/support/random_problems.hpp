@@ -16,17 +16,20 @@ namespace gemmops::testing {
 /// How out is laid out: row-major, rows padded (row stride N + 3), or column-major.
 enum class OutLayout { contiguous, padded, column_major };
 
-/// One problem. m is TotalM for grouped_m; k is TotalK for grouped_k; groups is G (or L for
-/// batched_gemm, 1 for gemm). `trailing` rows (grouped_m) or K columns (grouped_k) lie past
-/// offsets[G-1]. With `special_groups` and G >= 3 one group is empty and one has a single row.
+/// One problem. m is TotalM for grouped_m; k is TotalK for grouped_k; n is TotalN for grouped_n;
+/// groups is G (or L for batched_gemm, 1 for gemm). `trailing` rows (grouped_m), K columns
+/// (grouped_k) or columns of out (grouped_n) lie past offsets[G-1]; `zero_tail` asks for zeros
+/// there. With `special_groups` and G >= 3 one group is empty and one has a single row (column).
 struct ProblemSpec {
   OperationKind kind = OperationKind::grouped_m;
   DType a = DType::bf16, b = DType::bf16, out = DType::bf16;
   Major a_major = Major::k, b_major = Major::k;
   OutLayout out_layout = OutLayout::contiguous;
+  bool padded_inputs = false;  ///< A's and B's lines (and batches) padded: strides no shape implies
   int64_t m = 64, n = 48, k = 32, groups = 4;
   int64_t trailing = 0;
   bool special_groups = true;
+  bool zero_tail = false;
 
   std::string describe() const {
     return std::string(name(kind)) + " " + std::string(gemmops::name(a)) + "x" +
@@ -34,7 +37,8 @@ struct ProblemSpec {
            std::to_string(m) + " n" + std::to_string(n) + " k" + std::to_string(k) + " g" +
            std::to_string(groups) + " A " + std::string(gemmops::name(a_major)) + " B " +
            std::string(gemmops::name(b_major)) + " out " + std::to_string(int(out_layout)) +
-           " trailing " + std::to_string(trailing);
+           (padded_inputs ? " padded" : "") + " trailing " + std::to_string(trailing) +
+           (zero_tail ? " zero_tail" : "");
   }
 };
 
@@ -88,8 +92,19 @@ inline void fill_random_integers(HostTensor& t, std::mt19937& rng, int lo = -8, 
 }
 
 /// A matrix operand of logical shape (..., rows, cols); `cols_is_k` says which dimension K is.
-inline HostTensor make_operand(DType t, std::vector<int64_t> shape, Major major, bool cols_is_k) {
+/// `padded`: each line 3 elements longer than it needs, each batch 5 (strides no shape implies).
+inline HostTensor make_operand(DType t, std::vector<int64_t> shape, Major major, bool cols_is_k,
+                               bool padded = false) {
   const bool cols_contiguous = (major == Major::k) == cols_is_k;
+  if (padded) {
+    const size_t r = shape.size();
+    const int64_t rows = shape[r - 2], cols = shape[r - 1];
+    std::vector<int64_t> strides(r);
+    strides[r - 1] = cols_contiguous ? 1 : rows + 3;
+    strides[r - 2] = cols_contiguous ? cols + 3 : 1;
+    if (r == 3) strides[0] = (cols_contiguous ? rows * (cols + 3) : cols * (rows + 3)) + 5;
+    return HostTensor::strided(t, std::move(shape), std::move(strides));
+  }
   if (cols_contiguous) return HostTensor::contiguous(t, std::move(shape));
   return shape.size() == 3 ? HostTensor::permuted(t, std::move(shape), {0, 2, 1})
                            : HostTensor::permuted(t, std::move(shape), {1, 0});
@@ -122,7 +137,7 @@ struct HostProblem {
   Arguments arguments() const {
     if (spec.kind == OperationKind::gemm || spec.kind == OperationKind::batched_gemm)
       return GemmArguments{A.desc, B.desc, out.desc, DType::fp32};
-    return GroupedGemmArguments{A.desc, B.desc, out.desc, DType::fp32, offsets.desc};
+    return GroupedGemmArguments{A.desc, B.desc, out.desc, DType::fp32, offsets.desc, spec.zero_tail};
   }
 };
 
@@ -133,29 +148,35 @@ inline HostProblem make_problem(const ProblemSpec& s, std::mt19937& rng) {
   const int64_t G = s.groups;
   switch (s.kind) {
     case OperationKind::gemm:
-      p.A = make_operand(s.a, {s.m, s.k}, s.a_major, true);
-      p.B = make_operand(s.b, {s.k, s.n}, s.b_major, false);
+      p.A = make_operand(s.a, {s.m, s.k}, s.a_major, true, s.padded_inputs);
+      p.B = make_operand(s.b, {s.k, s.n}, s.b_major, false, s.padded_inputs);
       p.out = make_out(s.out, {s.m, s.n}, s.out_layout);
       break;
     case OperationKind::batched_gemm:
-      p.A = make_operand(s.a, {G, s.m, s.k}, s.a_major, true);
-      p.B = make_operand(s.b, {G, s.k, s.n}, s.b_major, false);
+      p.A = make_operand(s.a, {G, s.m, s.k}, s.a_major, true, s.padded_inputs);
+      p.B = make_operand(s.b, {G, s.k, s.n}, s.b_major, false, s.padded_inputs);
       p.out = make_out(s.out, {G, s.m, s.n}, s.out_layout);
       break;
     case OperationKind::grouped_m:
-      p.A = make_operand(s.a, {s.m, s.k}, s.a_major, true);
-      p.B = make_operand(s.b, {G, s.k, s.n}, s.b_major, false);
+      p.A = make_operand(s.a, {s.m, s.k}, s.a_major, true, s.padded_inputs);
+      p.B = make_operand(s.b, {G, s.k, s.n}, s.b_major, false, s.padded_inputs);
       p.out = make_out(s.out, {s.m, s.n}, s.out_layout);
       p.ends = random_group_ends(rng, G, s.m - s.trailing, s.special_groups);
       break;
     case OperationKind::grouped_k:
-      p.A = make_operand(s.a, {s.m, s.k}, s.a_major, true);
-      p.B = make_operand(s.b, {s.k, s.n}, s.b_major, false);
+      p.A = make_operand(s.a, {s.m, s.k}, s.a_major, true, s.padded_inputs);
+      p.B = make_operand(s.b, {s.k, s.n}, s.b_major, false, s.padded_inputs);
       p.out = make_out(s.out, {G, s.m, s.n}, s.out_layout);
       p.ends = random_group_ends(rng, G, s.k - s.trailing, s.special_groups);
       break;
+    case OperationKind::grouped_n:
+      p.A = make_operand(s.a, {G, s.m, s.k}, s.a_major, true, s.padded_inputs);
+      p.B = make_operand(s.b, {s.k, s.n}, s.b_major, false, s.padded_inputs);
+      p.out = make_out(s.out, {s.m, s.n}, s.out_layout);
+      p.ends = random_group_ends(rng, G, s.n - s.trailing, s.special_groups);
+      break;
   }
-  if (!p.ends.empty() || s.kind == OperationKind::grouped_m || s.kind == OperationKind::grouped_k) {
+  if (s.kind != OperationKind::gemm && s.kind != OperationKind::batched_gemm) {
     p.offsets = HostTensor::contiguous(DType::i32, {G});
     for (int64_t g = 0; g < G; ++g) p.offsets.set(g, p.ends[static_cast<size_t>(g)]);
   }

@@ -12,8 +12,8 @@
 namespace gemmops::testing {
 
 /// Expected out in its logical row-major shape, and which elements the operation writes (rows
-/// past offsets[G-1] of an M-grouped problem are not written: their value is 0 and must keep
-/// whatever out held before).
+/// past offsets[G-1] of an M-grouped problem, columns past it of an N-grouped one, are not written
+/// unless zero_tail: their value is 0 and must keep whatever out held before).
 struct Reference {
   std::vector<double> values;
   std::vector<char> written;
@@ -84,7 +84,26 @@ inline Reference reference_result(const Arguments& args) {
       detail::multiply_into(ref.values, start, a, b, end - start, N, K);
       start = end;
     }
-    for (int64_t e = start * N, n = out.numel(); e < n; ++e) ref.written[static_cast<size_t>(e)] = 0;
+    if (!g.zero_tail)
+      for (int64_t e = start * N, n = out.numel(); e < n; ++e) ref.written[static_cast<size_t>(e)] = 0;
+    return ref;
+  }
+  if (A.rank() == 3) {  // N-grouped
+    const int64_t M = A.size(1), K = A.size(2), N = B.size(1);
+    for (int64_t i = 0; i < G; ++i) {
+      const int64_t end = detail::read_offset(g.offsets, i);
+      auto a = read_matrix(A, i * A.strides[0], M, K, A.strides[1], A.strides[2]);
+      auto b = read_matrix(B, start * B.strides[1], K, end - start, B.strides[0], B.strides[1]);
+      std::vector<double> part(static_cast<size_t>(M * (end - start)), 0.0);
+      detail::multiply_into(part, 0, a, b, M, end - start, K);
+      for (int64_t r = 0; r < M; ++r)
+        for (int64_t c = start; c < end; ++c)
+          ref.values[static_cast<size_t>(r * N + c)] = part[static_cast<size_t>(r * (end - start) + c - start)];
+      start = end;
+    }
+    if (!g.zero_tail)
+      for (int64_t r = 0; r < M; ++r)
+        for (int64_t c = start; c < N; ++c) ref.written[static_cast<size_t>(r * N + c)] = 0;
     return ref;
   }
   const int64_t M = A.size(0), N = B.size(1);  // K-grouped

@@ -161,6 +161,7 @@ TEST(Schedule, names_are_short) {
   EXPECT_EQ(name(Schedule::pingpong), "pingpong");
   EXPECT_EQ(name(Schedule::small_m), "smallm");
   EXPECT_EQ(name(Schedule::custom), "custom");
+  EXPECT_EQ(name(Schedule::simt), "simt");
 }
 
 TEST(Design, to_string_lists_tile_cluster_stages_schedule) {

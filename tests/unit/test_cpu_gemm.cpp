@@ -42,6 +42,7 @@ ProblemSpec random_spec(OperationKind kind, std::mt19937& rng) {
   s.m = size(rng), s.n = size(rng), s.k = size(rng);
   s.groups = kind == OperationKind::gemm ? 1 : groups(rng);
   if (kind == OperationKind::grouped_m) s.trailing = s.m / 4;
+  if (kind == OperationKind::grouped_n) s.trailing = s.n / 4;
   s.a_major = rng() % 2 ? Major::k : Major::mn;
   s.b_major = rng() % 2 ? Major::k : Major::mn;
   return s;
@@ -63,11 +64,12 @@ TEST(CpuGemm, every_major_of_a_and_b_and_every_out_layout_is_honoured) {
   for (OperationKind kind : kAllOperationKinds)
     for (Major am : {Major::k, Major::mn})
       for (Major bm : {Major::k, Major::mn})
-        for (OutLayout ol : {OutLayout::contiguous, OutLayout::padded, OutLayout::column_major}) {
-          ProblemSpec s = random_spec(kind, rng);
-          s.a_major = am, s.b_major = bm, s.out_layout = ol;
-          expect_matches_reference(s, rng);
-        }
+        for (OutLayout ol : {OutLayout::contiguous, OutLayout::padded, OutLayout::column_major})
+          for (bool padded_inputs : {false, true}) {
+            ProblemSpec s = random_spec(kind, rng);
+            s.a_major = am, s.b_major = bm, s.out_layout = ol, s.padded_inputs = padded_inputs;
+            expect_matches_reference(s, rng);
+          }
 }
 
 TEST(CpuGemm, shapes_across_every_block_boundary_match) {
@@ -82,18 +84,24 @@ TEST(CpuGemm, shapes_across_every_block_boundary_match) {
   expect_matches_reference(s, rng);
   s.kind = OperationKind::grouped_k, s.m = 97, s.n = 261, s.k = 700, s.groups = 3, s.trailing = 0;
   expect_matches_reference(s, rng);
+  s.kind = OperationKind::grouped_n, s.m = 97, s.n = 700, s.k = 261, s.groups = 3, s.trailing = 13;
+  expect_matches_reference(s, rng);
 }
 
 TEST(CpuGemm, groups_of_zero_and_one_rows_and_a_single_group_work) {
   std::mt19937 rng(17);
-  for (OperationKind kind : {OperationKind::grouped_m, OperationKind::grouped_k}) {
+  for (OperationKind kind : {OperationKind::grouped_m, OperationKind::grouped_k, OperationKind::grouped_n}) {
     for (int64_t g : {1, 3, 9}) {
       ProblemSpec s = random_spec(kind, rng);
       s.groups = g, s.special_groups = true;
       expect_matches_reference(s, rng);
     }
-    ProblemSpec all_empty = random_spec(kind, rng);  // every row (or K) past offsets[G-1]
-    all_empty.trailing = kind == OperationKind::grouped_m ? all_empty.m : all_empty.k;
+    ProblemSpec all_empty = random_spec(kind, rng);  // every row (K, column) past offsets[G-1]
+    all_empty.trailing = kind == OperationKind::grouped_m   ? all_empty.m
+                         : kind == OperationKind::grouped_k ? all_empty.k
+                                                            : all_empty.n;
+    expect_matches_reference(all_empty, rng);
+    all_empty.zero_tail = true;
     expect_matches_reference(all_empty, rng);
   }
 }

@@ -9,7 +9,9 @@
 #include "cpu/cpu_operator.hpp"
 #include "cpu/cpu_provider.hpp"
 #include "cpu/microkernel.hpp"
+#include "support/compare.hpp"
 #include "support/random_problems.hpp"
+#include "support/reference.hpp"
 
 namespace gemmops::testing {
 namespace {
@@ -18,8 +20,9 @@ TEST(CpuProvider, registers_one_operator_per_operation_kind) {
   Registry r;
   cpu::register_cpu_operators(r);
   const std::vector<OperatorPtr> all = r.all();
-  ASSERT_EQ(all.size(), 4u);
-  for (const char* n : {"cpu_gemm", "cpu_batched_gemm", "cpu_grouped_gemm_m", "cpu_grouped_gemm_k"}) {
+  ASSERT_EQ(all.size(), 5u);
+  for (const char* n :
+       {"cpu_gemm", "cpu_batched_gemm", "cpu_grouped_gemm_m", "cpu_grouped_gemm_k", "cpu_grouped_gemm_n"}) {
     const OperatorPtr op = r.find(n);
     ASSERT_NE(op, nullptr) << n;
     EXPECT_EQ(op->metadata().provider, "cpu");
@@ -142,6 +145,45 @@ TEST(CpuProvider, runs_problems_without_elements) {
   // Rows past offsets[G-1] with zero_tail and a sum over no K are zeros.
   for (float v : out) EXPECT_EQ(v, 0.0f);
   for (float v : out_k0) EXPECT_EQ(v, 0.0f);
+}
+
+TEST(CpuProvider, n_grouped_zero_tail_zeroes_the_columns_past_the_last_group_and_leaves_them_otherwise) {
+  std::mt19937 rng(13);
+  ProblemSpec s;
+  s.kind = OperationKind::grouped_n, s.m = 9, s.n = 40, s.trailing = 7, s.out_layout = OutLayout::padded;
+  const cpu::CpuOperator op(s.kind);
+  for (bool zero_tail : {false, true}) {
+    s.zero_tail = zero_tail;
+    HostProblem p = make_problem(s, rng);
+    ASSERT_TRUE(op.run(p.arguments()).is_ok());
+    for (int64_t r = 0; r < s.m; ++r)
+      for (int64_t c = s.n - s.trailing; c < s.n; ++c) {
+        const int64_t e = r * s.n + c;
+        if (zero_tail) EXPECT_EQ(p.out.get(e), 0.0) << r << "," << c;
+        else EXPECT_TRUE(std::isnan(p.out.get(e))) << r << "," << c;
+      }
+    // The rest against the float64 loop, and the padding between rows untouched.
+    const Comparison c = compare(p.out, reference_result(p.arguments()), default_tolerance(s.out, s.k));
+    EXPECT_TRUE(c.ok()) << s.describe() << ": " << c.describe();
+  }
+}
+
+TEST(CpuProvider, n_grouped_columns_of_empty_groups_stay_untouched_and_g_zero_writes_only_the_tail) {
+  std::mt19937 rng(17);
+  ProblemSpec s;
+  s.kind = OperationKind::grouped_n, s.m = 5, s.n = 12, s.k = 8, s.groups = 3, s.special_groups = false;
+  const cpu::CpuOperator op(s.kind);
+  HostProblem p = make_problem(s, rng);
+  const int32_t ends[3] = {4, 4, 9};  // group 1 is empty; columns 9..11 are past the last group
+  for (int64_t g = 0; g < 3; ++g) p.offsets.set(g, ends[g]);
+  ASSERT_TRUE(op.run(p.arguments()).is_ok());
+  Comparison c = compare(p.out, reference_result(p.arguments()), default_tolerance(s.out, s.k));
+  EXPECT_TRUE(c.ok()) << c.describe();
+
+  s.groups = 0, s.zero_tail = true;  // no groups: with zero_tail every column is tail
+  HostProblem none = make_problem(s, rng);
+  ASSERT_TRUE(op.run(none.arguments()).is_ok());
+  for (int64_t e = 0; e < s.m * s.n; ++e) EXPECT_EQ(none.out.get(e), 0.0) << e;
 }
 
 TEST(CpuMicrokernel, the_portable_and_the_dispatched_kernels_agree) {

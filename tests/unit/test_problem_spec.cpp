@@ -72,7 +72,7 @@ TEST(ProblemSpec, out_dtype_follows_dtype_unless_given) {
 
 TEST(ProblemSpec, bad_values_are_usage_errors_naming_the_option) {
   EXPECT_EQ(error_of({"--dtype", "int8"}), "--dtype: must be one of bf16|fp16|fp32|e4m3; got 'int8'");
-  EXPECT_EQ(error_of({"--op", "conv"}), "--op: must be one of grouped_m|grouped_k|gemm|batched; got 'conv'");
+  EXPECT_EQ(error_of({"--op", "conv"}), "--op: must be one of grouped_m|grouped_k|grouped_n|gemm|batched; got 'conv'");
   EXPECT_EQ(error_of({"--groups", "0"}), "--groups: must be an integer >= 1; got '0'");
   EXPECT_EQ(error_of({"--total-m", "12x"}), "--total-m: must be an integer >= 0; got '12x'");
   EXPECT_EQ(error_of({"--k", "-1"}), "--k: must be an integer >= 0; got '-1'");
@@ -142,6 +142,28 @@ TEST(ProblemLayout, b_k_major_is_the_permuted_gnk_tensor) {
   EXPECT_TRUE(validate(args).is_ok()) << validate(args).to_string();
   spec.b_major = Major::mn;
   EXPECT_EQ(operand_b(fake_arguments(spec, Device::cpu())).strides, (std::vector<int64_t>{2048 * 1024, 2048, 1}));
+}
+
+TEST(ProblemLayout, grouped_n_stacks_the_groups_of_a_and_splits_the_columns) {
+  ProblemSpec spec;
+  spec.op = OperationKind::grouped_n, spec.total_m = 64, spec.groups = 4, spec.k = 32, spec.n = 256;
+  spec.device = DeviceChoice::cpu, spec.dist = Distribution::skewed;
+  Arguments args = fake_arguments(spec, Device::cpu());
+  EXPECT_EQ(operand_a(args).shape, (std::vector<int64_t>{4, 64, 32}));
+  EXPECT_EQ(operand_b(args).shape, (std::vector<int64_t>{32, 256}));
+  EXPECT_EQ(operand_out(args).shape, (std::vector<int64_t>{64, 256}));
+  EXPECT_TRUE(validate(args).is_ok()) << validate(args).to_string();
+  Result<Problem> p = make_problem(spec, Device::cpu());
+  ASSERT_TRUE(p) << p.status().to_string();
+  ASSERT_EQ(p->offsets.size(), 4u);
+  EXPECT_EQ(p->offsets.back(), 256);  // the distribution splits TotalN
+  EXPECT_DOUBLE_EQ(p->flops(), 2.0 * 64 * 256 * 32);
+  EXPECT_TRUE(p->written(255));       // row 0, last column
+  p->offsets.back() = 200;            // columns 200.. are past the last group, in every row
+  EXPECT_FALSE(p->written(200));
+  EXPECT_FALSE(p->written(256 + 255));
+  EXPECT_TRUE(p->written(256 + 199));
+  EXPECT_EQ(p->covered(), 64 * 200);
 }
 
 }  // namespace

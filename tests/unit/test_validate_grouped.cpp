@@ -12,6 +12,7 @@ namespace {
 
 using testing::make_grouped_k;
 using testing::make_grouped_m;
+using testing::make_grouped_n;
 
 std::string invalid(const Arguments& args) {
   Status s = validate(args);
@@ -25,16 +26,23 @@ GroupedGemmArguments with_host_offsets(GroupedGemmArguments g, std::vector<int32
   return g;
 }
 
-TEST(ValidateGrouped, valid_m_and_k_grouped_pass) {
+TEST(ValidateGrouped, valid_m_k_and_n_grouped_pass) {
   EXPECT_TRUE(validate(make_grouped_m(12, 8192, 2048, 1024)));
   EXPECT_TRUE(validate(make_grouped_k(12, 1024, 2048, 8192)));
+  EXPECT_TRUE(validate(make_grouped_n(12, 1024, 8192, 2048)));
+  EXPECT_TRUE(validate(make_grouped_n(4, 16, 0, 16)));  // no columns at all
   EXPECT_TRUE(validate(make_grouped_m(4, 0, 16, 16)));  // no tokens at all
 }
 
-TEST(ValidateGrouped, ranks_must_be_2_3_2_or_2_2_3) {
+TEST(ValidateGrouped, ranks_must_be_2_3_2_or_2_2_3_or_3_2_2) {
   auto g = make_grouped_m(4, 64, 16, 16);
   g.B = TensorDesc::contiguous(DType::bf16, {16, 16});
-  EXPECT_EQ(invalid(g), "A, B, out: ranks must be 2/3/2 (grouped_gemm_m) or 2/2/3 (grouped_gemm_k); got 2/2/2");
+  EXPECT_EQ(invalid(g), "A, B, out: ranks must be 2/3/2 (grouped_gemm_m), 2/2/3 (grouped_gemm_k) or 3/2/2 "
+                        "(grouped_gemm_n); got 2/2/2");
+  g.A = TensorDesc::contiguous(DType::bf16, {4, 16, 16});
+  g.B = TensorDesc::contiguous(DType::bf16, {4, 16, 16});
+  EXPECT_EQ(invalid(g), "A, B, out: ranks must be 2/3/2 (grouped_gemm_m), 2/2/3 (grouped_gemm_k) or 3/2/2 "
+                        "(grouped_gemm_n); got 3/3/2");
 }
 
 TEST(ValidateGrouped, operands_must_have_rank_1_to_3) {
@@ -80,6 +88,40 @@ TEST(ValidateGrouped, k_grouped_out_n_must_equal_b_n) {
   auto g = make_grouped_k(4, 32, 16, 256);
   g.out = TensorDesc::contiguous(DType::fp32, {4, 32, 15});
   EXPECT_EQ(invalid(g), "out: N (15) must equal B's N (16); B (TotalK,N) = (256, 16), out (G,M,N) = (4, 32, 15)");
+}
+
+TEST(ValidateGrouped, n_grouped_b_k_must_equal_a_k) {
+  auto g = make_grouped_n(4, 32, 256, 64);
+  g.B = TensorDesc::contiguous(DType::bf16, {63, 256});
+  EXPECT_EQ(invalid(g), "B: K (63) must equal A's K (64); A (G,M,K) = (4, 32, 64), B (K,TotalN) = (63, 256)");
+}
+
+TEST(ValidateGrouped, n_grouped_out_m_must_equal_a_m) {
+  auto g = make_grouped_n(4, 32, 256, 64);
+  g.out = TensorDesc::contiguous(DType::bf16, {31, 256});
+  EXPECT_EQ(invalid(g), "out: M (31) must equal A's M (32); A (G,M,K) = (4, 32, 64), out (M,TotalN) = (31, 256)");
+}
+
+TEST(ValidateGrouped, n_grouped_out_total_n_must_equal_b_total_n) {
+  auto g = make_grouped_n(4, 32, 256, 64);
+  g.out = TensorDesc::contiguous(DType::bf16, {32, 255});
+  EXPECT_EQ(invalid(g), "out: TotalN (255) must equal B's TotalN (256); B (K,TotalN) = (64, 256), out (M,TotalN) = "
+                        "(32, 255)");
+}
+
+TEST(ValidateGrouped, offsets_length_must_be_the_group_count_of_a_when_n_grouped) {
+  auto g = make_grouped_n(4, 32, 256, 64);
+  g.offsets = TensorDesc::contiguous(DType::i32, {5});
+  EXPECT_EQ(invalid(g), "offsets: must be int32 with shape (G,) = (4,); got int32 with shape (5,)");
+}
+
+TEST(ValidateGrouped, n_grouped_offsets_follow_the_common_rules) {
+  auto g = make_grouped_n(4, 32, 256, 64, DType::bf16, Device::cuda(0));
+  g.offsets.device = Device::cpu();
+  EXPECT_EQ(invalid(g), "offsets: must be on A's device (cuda:0); got cpu");
+  g = make_grouped_n(4, 32, 256, 64);
+  g.offsets.dtype = DType::fp32;
+  EXPECT_EQ(invalid(g), "offsets: must be int32 with shape (G,) = (4,); got fp32 with shape (4,)");
 }
 
 TEST(ValidateGrouped, offsets_must_be_int32) {
@@ -148,6 +190,18 @@ TEST(ValidateGrouped, host_offsets_must_end_within_total_k) {
             "offsets: last offset must be at most TotalK (256); got offsets[1] = 300");
 }
 
+TEST(ValidateGrouped, host_offsets_must_end_within_total_n) {
+  std::vector<int32_t> v{100, 200, 257};
+  EXPECT_EQ(invalid(with_host_offsets(make_grouped_n(3, 16, 256, 16), v)),
+            "offsets: last offset must be at most TotalN (256); got offsets[2] = 257");
+}
+
+TEST(ValidateGrouped, n_grouped_host_offsets_must_be_nondecreasing) {
+  std::vector<int32_t> v{100, 50, 256};
+  EXPECT_EQ(invalid(with_host_offsets(make_grouped_n(3, 16, 256, 16), v)),
+            "offsets: must be nondecreasing; got offsets[1] = 50 after offsets[0] = 100");
+}
+
 TEST(ValidateGrouped, host_offsets_may_leave_empty_groups_and_trailing_rows) {
   std::vector<int32_t> v{0, 0, 30, 30};
   EXPECT_TRUE(validate(with_host_offsets(make_grouped_m(4, 64, 16, 16), v)));
@@ -204,6 +258,17 @@ TEST(ProblemShape, grouped_m_uses_total_m_and_g) {
   EXPECT_EQ(p->n, 2048);
   EXPECT_EQ(p->k, 1024);
   EXPECT_EQ(p->groups, 12);
+}
+
+TEST(ProblemShape, grouped_n_uses_m_total_n_k_and_the_groups_of_a) {
+  auto p = problem_shape(make_grouped_n(12, 1024, 8192, 2048));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->kind, OperationKind::grouped_n);
+  EXPECT_EQ(p->m, 1024);
+  EXPECT_EQ(p->n, 8192);
+  EXPECT_EQ(p->k, 2048);
+  EXPECT_EQ(p->groups, 12);
+  EXPECT_DOUBLE_EQ(p->flops(), 2.0 * 1024 * 8192 * 2048);
 }
 
 TEST(ProblemShape, grouped_k_uses_total_k_and_g) {

@@ -58,13 +58,11 @@ Result<double> check_against_cpu(const Problem& problem) {
   const DType out_dtype = problem.spec.out_dtype;
   const size_t width = size_of(out_dtype), ref_width = size_of(ref_dtype);
   const int64_t elements = operand_out(problem.args).numel();
-  const int64_t cols = std::max<int64_t>(operand_out(problem.args).size(-1), 1);
-  const int64_t written = problem.rows_written() * cols;  // out is row-major: rows first
   int64_t unwritten = 0, clobbered = 0;
   double diff2 = 0, ref2 = 0;
   for (int64_t i = 0; i < elements; ++i) {
     const unsigned char* o = problem.out.data() + size_t(i) * width;
-    if (i >= written) {
+    if (!problem.written(i)) {
       clobbered += !is_poison(o, width);
       continue;
     }
@@ -78,11 +76,14 @@ Result<double> check_against_cpu(const Problem& problem) {
     ref2 += r * r;
   }
   if (unwritten)
-    return internal_error("out: every row inside the groups must be written; " + std::to_string(unwritten) +
-                          " of " + std::to_string(written) + " elements still hold the poison");
-  if (clobbered)
-    return internal_error("out: rows at or past offsets[G-1] = " + std::to_string(problem.rows_written()) +
+    return internal_error("out: every element inside the groups must be written; " + std::to_string(unwritten) +
+                          " of " + std::to_string(problem.covered()) + " elements still hold the poison");
+  if (clobbered) {
+    const char* what = problem.spec.op == OperationKind::grouped_n ? "columns" : "rows";
+    return internal_error(std::string("out: ") + what + " at or past offsets[G-1] = " +
+                          std::to_string(problem.offsets.empty() ? 0 : problem.offsets.back()) +
                           " must be left untouched; " + std::to_string(clobbered) + " elements were written");
+  }
   const double err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   const double tol = check_tolerance(out_dtype);
   if (!(err <= tol))  // also catches NaN

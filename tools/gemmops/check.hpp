@@ -11,8 +11,9 @@ namespace gemmops::cli {
 double check_tolerance(DType out_dtype);
 
 /// Runs the CPU operator on host copies of `problem`'s inputs (fp32 output when it supports that)
-/// and compares `problem.out` with it: every row the operation writes must be written (no poison
-/// left), rows of a grouped_m out past offsets[G-1] must keep their poison, and the relative
+/// and compares `problem.out` with it: every element the operation writes must be written (no
+/// poison left), rows of a grouped_m out and columns of a grouped_n out past offsets[G-1] must
+/// keep their poison, and the relative
 /// Frobenius error must be within check_tolerance(). Returns the error, or why the check failed.
 Result<double> check_against_cpu(const Problem& problem);
 

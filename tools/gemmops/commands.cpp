@@ -57,15 +57,19 @@ std::string describe(const ProblemSpec& s) {
     case OperationKind::grouped_k:
       sizes = "M=" + std::to_string(s.total_m) + " G=" + std::to_string(s.groups) + " TotalK=" + std::to_string(s.k);
       break;
+    case OperationKind::grouped_n:
+      sizes = "M=" + std::to_string(s.total_m) + " G=" + std::to_string(s.groups) + " K=" + std::to_string(s.k);
+      break;
     case OperationKind::gemm: sizes = "M=" + std::to_string(s.total_m) + " K=" + std::to_string(s.k); break;
     case OperationKind::batched_gemm:
       sizes = "L=" + std::to_string(s.groups) + " M=" + std::to_string(s.total_m / s.groups) + " K=" + std::to_string(s.k);
       break;
   }
-  std::string text = std::string(name(s.op)) + " " + sizes + " N=" + std::to_string(s.n) + " " +
+  const char* n_name = s.op == OperationKind::grouped_n ? " TotalN=" : " N=";
+  std::string text = std::string(name(s.op)) + " " + sizes + n_name + std::to_string(s.n) + " " +
                      std::string(name(s.dtype)) + "->" + std::string(name(s.out_dtype)) + " (fp32 acc) B " +
                      std::string(name(s.b_major));
-  if (s.op == OperationKind::grouped_m || s.op == OperationKind::grouped_k)
+  if (s.op != OperationKind::gemm && s.op != OperationKind::batched_gemm)
     text += ", " + std::string(name(s.dist)) + " groups (seed " + std::to_string(s.seed) + ")";
   return text;
 }

@@ -54,6 +54,8 @@ Layout layout_of(const ProblemSpec& p) {
       return {{m, k}, {k, 1}, {g, k, n}, b_strides(true, k, n, p.b_major), {m, n}, {n, 1}};
     case OperationKind::grouped_k:
       return {{m, k}, {k, 1}, {k, n}, b_strides(false, k, n, p.b_major), {g, m, n}, {m * n, n, 1}};
+    case OperationKind::grouped_n:
+      return {{g, m, k}, {m * k, k, 1}, {k, n}, b_strides(false, k, n, p.b_major), {m, n}, {n, 1}};
     case OperationKind::gemm:
       return {{m, k}, {k, 1}, {k, n}, b_strides(false, k, n, p.b_major), {m, n}, {n, 1}};
     case OperationKind::batched_gemm: {
@@ -64,7 +66,12 @@ Layout layout_of(const ProblemSpec& p) {
   return {};
 }
 
-bool is_grouped(OperationKind op) { return op == OperationKind::grouped_m || op == OperationKind::grouped_k; }
+bool is_grouped(OperationKind op) { return op != OperationKind::gemm && op != OperationKind::batched_gemm; }
+
+// The extent the offsets split: rows (grouped_m), K (grouped_k) or columns (grouped_n).
+int64_t grouped_total(const ProblemSpec& p) {
+  return p.op == OperationKind::grouped_k ? p.k : p.op == OperationKind::grouped_n ? p.n : p.total_m;
+}
 
 Arguments make_arguments(const ProblemSpec& p, Device dev, void* a, void* b, void* out, void* offsets,
                          DType out_dtype) {
@@ -113,16 +120,36 @@ double Problem::flops() const {
   switch (spec.op) {
     case OperationKind::grouped_m: return 2.0 * covered * n * k;
     case OperationKind::grouped_k: return 2.0 * m * n * covered;
+    case OperationKind::grouped_n: return 2.0 * m * covered * k;
     case OperationKind::gemm: return 2.0 * m * n * k;
     case OperationKind::batched_gemm: return 2.0 * double(spec.groups) * double(spec.total_m / spec.groups) * n * k;
   }
   return 0.0;
 }
 
-int64_t Problem::rows_written() const {
-  const TensorDesc& o = operand_out(args);
-  if (spec.op == OperationKind::grouped_m) return offsets.empty() ? 0 : offsets.back();
-  return o.numel() / std::max<int64_t>(o.size(-1), 1);
+int64_t Problem::covered() const {
+  const int64_t end = offsets.empty() ? 0 : offsets.back();
+  switch (spec.op) {
+    case OperationKind::grouped_m: return end * spec.n;
+    case OperationKind::grouped_n: return spec.total_m * end;
+    case OperationKind::grouped_k:
+    case OperationKind::gemm:
+    case OperationKind::batched_gemm: break;
+  }
+  return operand_out(args).numel();
+}
+
+bool Problem::written(int64_t element) const {
+  const int64_t end = offsets.empty() ? 0 : offsets.back();
+  const int64_t cols = std::max<int64_t>(operand_out(args).size(-1), 1);  // out is row-major
+  switch (spec.op) {
+    case OperationKind::grouped_m: return element / cols < end;
+    case OperationKind::grouped_n: return element % cols < end;
+    case OperationKind::grouped_k:
+    case OperationKind::gemm:
+    case OperationKind::batched_gemm: break;
+  }
+  return true;
 }
 
 Status Problem::poison_out() {
@@ -144,10 +171,7 @@ Result<Problem> make_problem(const ProblemSpec& spec, Device device) {
   p.out.resize(bytes(operand_out(fake)));
   fill_random(spec.dtype, p.a, spec.seed);
   fill_random(spec.dtype, p.b, spec.seed + 1);
-  if (is_grouped(spec.op)) {
-    const int64_t total = spec.op == OperationKind::grouped_m ? spec.total_m : spec.k;
-    p.offsets = make_offsets(spec.dist, total, spec.groups, spec.seed);
-  }
+  if (is_grouped(spec.op)) p.offsets = make_offsets(spec.dist, grouped_total(spec), spec.groups, spec.seed);
   if (!device.is_cuda()) {
     p.args = p.host_arguments(p.out.data(), spec.out_dtype);
     return p;

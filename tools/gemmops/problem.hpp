@@ -30,8 +30,11 @@ struct Problem {
   Arguments host_arguments(void* out_data, DType out_dtype) const;
   /// FLOPs of the rows or K slices the offsets cover.
   double flops() const;
-  /// Rows of out the operation writes; rows of a grouped_m out past it must stay untouched.
-  int64_t rows_written() const;
+  /// Whether the operation writes element `element` of out (row-major): rows of a grouped_m out
+  /// and columns of a grouped_n out at or past offsets[G-1] must stay untouched.
+  bool written(int64_t element) const;
+  /// How many elements of out the operation writes.
+  int64_t covered() const;
   /// Sets every byte of the output to 0xFF (NaN in every float dtype).
   Status poison_out();
   /// Copies the device output into `out` (nothing to do on the CPU).

@@ -63,16 +63,17 @@ const std::vector<std::pair<std::string_view, DType>> kOutDTypes = {
 
 const std::vector<Option>& options() {
   static const std::vector<Option> table = {
-      {"op", "KIND", "grouped_m | grouped_k | gemm | batched (default grouped_m)", false,
+      {"op", "KIND", "grouped_m | grouped_k | grouped_n | gemm | batched (default grouped_m)", false,
        choice(&ProblemSpec::op, "op",
               {{"grouped_m", OperationKind::grouped_m}, {"grouped_k", OperationKind::grouped_k},
-               {"gemm", OperationKind::gemm}, {"batched", OperationKind::batched_gemm}})},
+               {"grouped_n", OperationKind::grouped_n}, {"gemm", OperationKind::gemm},
+               {"batched", OperationKind::batched_gemm}})},
       {"total-m", "M", "rows of A: TotalM (grouped_m), M (others; batched: all batches) (8192)", false,
        integer(&ProblemSpec::total_m, "total-m", 0)},
       {"groups", "G", "groups G, or batches L for batched (12; batched: 8)", false,
        integer(&ProblemSpec::groups, "groups", 1)},
       {"k", "K", "K, or TotalK for grouped_k (1024)", false, integer(&ProblemSpec::k, "k", 0)},
-      {"n", "N", "N (2048)", false, integer(&ProblemSpec::n, "n", 1)},
+      {"n", "N", "N, or TotalN for grouped_n (2048)", false, integer(&ProblemSpec::n, "n", 1)},
       {"dist", "D", "group sizes: uniform | skewed | zipf | empty (uniform)", false,
        choice(&ProblemSpec::dist, "dist",
               {{"uniform", Distribution::uniform}, {"skewed", Distribution::skewed},

@@ -27,10 +27,10 @@ enum class DeviceChoice { automatic, cpu, cuda };
 /// K=1024, N=2048, bf16 in and out, fp32 accumulate, B K-major.
 struct ProblemSpec {
   OperationKind op = OperationKind::grouped_m;
-  int64_t total_m = 8192;  ///< A's rows (grouped_m), M (grouped_k, gemm), M of all batches together (batched)
+  int64_t total_m = 8192;  ///< A's rows (grouped_m), M (grouped_k, grouped_n, gemm), M of all batches (batched)
   int64_t groups = 12;     ///< G, or L for batched (8 unless given; total_m must divide into L batches)
   int64_t k = 1024;        ///< K, or TotalK for grouped_k (split into groups by the distribution)
-  int64_t n = 2048;
+  int64_t n = 2048;        ///< N, or TotalN for grouped_n (split into groups by the distribution)
   Distribution dist = Distribution::uniform;
   uint64_t seed = 1;
   DType dtype = DType::bf16;
