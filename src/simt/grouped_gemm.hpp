@@ -20,6 +20,9 @@ class SimtGemmOperator final : public Operator {
 
   static OperatorMetadata make_metadata(DType ab, DType out);
 
+  /// Support (element alignment, the launch plan's limits) and estimate read only the layout.
+  bool answers_by_signature() const override { return true; }
+
  private:
   Status supports_extra(const Arguments& args, const Target& target) const override;
   Result<Artifact> do_compile(const Arguments& args) const override;
