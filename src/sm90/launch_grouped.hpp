@@ -23,9 +23,11 @@ int64_t max_scheduler_units(const KernelProblem& p, const KernelConfig& c);
 /// splits - 1 fp32 partials per warpgroup slot of every possible unit.
 std::size_t split_k_workspace_bytes(const KernelProblem& p, const KernelConfig& c, int splits);
 
-/// Launches the persistent kernel on `stream` (asynchronous, no host sync). Nothing is launched
-/// when the problem has no rows, no columns or no groups. With splits > 1, `workspace` must hold
-/// split_k_workspace_bytes(); its flags are cleared on the stream first.
+/// Launches the persistent kernel on `stream` (asynchronous, no host sync): once, or once per chunk
+/// of groups when the problem has more groups than one launch's scheduler table holds. Nothing is
+/// launched when the problem has no rows, no columns or no groups (and no zero tail). With
+/// splits > 1, `workspace` must hold split_k_workspace_bytes(); its flags are cleared on the
+/// stream before each launch.
 Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda::LazyModule& module,
                       const std::string& lowered_name, Stream stream, int splits = 1, Workspace workspace = {});
 
