@@ -19,6 +19,7 @@ enum class OutLayout { contiguous, padded, column_major };
 /// One problem. m is TotalM for grouped_m; k is TotalK for grouped_k; groups is G (or L for
 /// batched_gemm, 1 for gemm). `trailing` rows (grouped_m) or K columns (grouped_k) lie past
 /// offsets[G-1]. With `special_groups` and G >= 3 one group is empty and one has a single row.
+/// `zero_tail` (grouped_m): the trailing rows are to be set to zero (GroupedGemmArguments::zero_tail).
 struct ProblemSpec {
   OperationKind kind = OperationKind::grouped_m;
   DType a = DType::bf16, b = DType::bf16, out = DType::bf16;
@@ -27,6 +28,7 @@ struct ProblemSpec {
   int64_t m = 64, n = 48, k = 32, groups = 4;
   int64_t trailing = 0;
   bool special_groups = true;
+  bool zero_tail = false;
 
   std::string describe() const {
     return std::string(name(kind)) + " " + std::string(gemmops::name(a)) + "x" +
@@ -34,7 +36,7 @@ struct ProblemSpec {
            std::to_string(m) + " n" + std::to_string(n) + " k" + std::to_string(k) + " g" +
            std::to_string(groups) + " A " + std::string(gemmops::name(a_major)) + " B " +
            std::string(gemmops::name(b_major)) + " out " + std::to_string(int(out_layout)) +
-           " trailing " + std::to_string(trailing);
+           " trailing " + std::to_string(trailing) + (zero_tail ? " zero_tail" : "");
   }
 };
 
@@ -122,7 +124,9 @@ struct HostProblem {
   Arguments arguments() const {
     if (spec.kind == OperationKind::gemm || spec.kind == OperationKind::batched_gemm)
       return GemmArguments{A.desc, B.desc, out.desc, DType::fp32};
-    return GroupedGemmArguments{A.desc, B.desc, out.desc, DType::fp32, offsets.desc};
+    GroupedGemmArguments g{A.desc, B.desc, out.desc, DType::fp32, offsets.desc};
+    g.zero_tail = spec.zero_tail;
+    return g;
   }
 };
 
