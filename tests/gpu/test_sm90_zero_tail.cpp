@@ -42,7 +42,7 @@ std::vector<ProblemSpec> tail_problems(const OperatorMetadata& m) {
   s.b_major = Major::k;
   s.m = 2 * unit + 7, s.n = tn + 64, s.k = 64, s.groups = 5, s.trailing = s.m;  // every group empty
   specs.push_back(s);
-  s.groups = 0, s.m = unit + 9;  // no group: all of out is tail
+  s.groups = 0, s.m = unit + 9, s.trailing = s.m;  // no group: all of out is tail
   specs.push_back(s);
   return specs;
 }
