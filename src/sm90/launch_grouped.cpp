@@ -169,13 +169,17 @@ Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const cuda:
     params.split_flags = reinterpret_cast<int32_t*>(base);
     params.partials = reinterpret_cast<float*>(base + split_k_flag_bytes(split_k_slot_count));
   }
+  // Every launch's table must fit before any runs: a refusal never leaves out half written.
   for (const GroupChunk& chunk : chunks) {
-    const KernelProblem q = chunk_problem(p, chunk);
     const int smem = c.smem_bytes(static_cast<int>(chunk.table_groups()));
     if (static_cast<std::size_t>(smem) > facts.smem_per_block_optin)
       return unsupported("B: G = " + std::to_string(chunk.count) + " needs " + std::to_string(smem) +
                          " bytes of shared memory; device " + std::to_string(ordinal) + " allows " +
                          std::to_string(facts.smem_per_block_optin));
+  }
+  for (const GroupChunk& chunk : chunks) {
+    const KernelProblem q = chunk_problem(p, chunk);
+    const int smem = c.smem_bytes(static_cast<int>(chunk.table_groups()));
     apply_chunk(p, chunk, &params);
     // Each launch counts its tiles' partials from zero (a chunk's units fit the whole problem's slots).
     if (splits > 1)
