@@ -41,10 +41,10 @@ uint64_t stride_bytes(int64_t stride, int64_t extent, uint64_t esize) {
 }
 
 // An operand without elements (K = 0, or no groups) is never read, but its tensor map must still
-// encode: torch gives such tensors a null pointer and strides like (1, 1), so its map takes out's
-// address (out has elements whenever a launch happens) and strides that are never stepped.
+// encode: torch gives such tensors a null pointer and strides like (1, 1), so its map is one
+// element at out's address (out has elements whenever a launch happens), every stride 16 bytes.
 void* map_address(const TensorDesc& t, const KernelProblem& p) { return t.numel() > 0 ? t.data : p.out->data; }
-int64_t stepped_extent(const TensorDesc& t, int64_t extent) { return t.numel() > 0 ? extent : 1; }
+int64_t map_extent(const TensorDesc& t, int64_t extent) { return t.numel() > 0 ? extent : 1; }
 
 // Scheduler units of M walked together across N: about square footprints of the tiles that run at
 // once, so they share A rows and B columns in L2 (a whole wave of one row of units would stream
@@ -90,8 +90,9 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   const CUtensorMapDataType type = tma_type(p.a->dtype);
   {  // A (rows, K): K-major boxes are (TILE_K, TILE_M); M-major boxes one 64-row M atom (64, TILE_K)
     const bool k_major = c.a_major == kernels::sm90::AMajor::k;
-    const uint64_t dims[2] = {at_least_one(k_major ? p.k : p.rows), at_least_one(k_major ? p.rows : p.k)};
-    const uint64_t strides[1] = {stride_bytes(p.a_stride, stepped_extent(*p.a, k_major ? p.rows : p.k), esize)};
+    const int64_t inner = map_extent(*p.a, k_major ? p.k : p.rows), outer = map_extent(*p.a, k_major ? p.rows : p.k);
+    const uint64_t dims[2] = {at_least_one(inner), at_least_one(outer)};
+    const uint64_t strides[1] = {stride_bytes(p.a_stride, outer, esize)};
     const uint32_t box[2] = {static_cast<uint32_t>(k_major ? c.tile_k : 64),
                              static_cast<uint32_t>(k_major ? c.tile_m : c.tile_k)};
     GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, type, 2, map_address(*p.a, p), dims, strides, box,
@@ -100,20 +101,21 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   }
   {  // B as (G, K, N): K-major boxes are (TILE_K, TILE_N, 1); N-major boxes one 64-wide N atom.
     // The K-grouped form's B is one (K, N) matrix: G = 1.
-    const int64_t b_groups = p.kind == OperationKind::grouped_k ? 1 : p.groups;
-    const uint64_t g_stride_legal = stride_bytes(p.b_group_stride, stepped_extent(*p.b, b_groups), esize);
+    const int64_t b_groups = map_extent(*p.b, p.kind == OperationKind::grouped_k ? 1 : p.groups);
+    const int64_t b_k = map_extent(*p.b, p.k), b_n = map_extent(*p.b, p.n);
+    const uint64_t g_stride_legal = stride_bytes(p.b_group_stride, b_groups, esize);
     void* b_address = map_address(*p.b, p);
     CUtensorMap m;
     if (c.b_major == BMajor::k) {
-      const uint64_t dims[3] = {at_least_one(p.k), at_least_one(p.n), at_least_one(b_groups)};
-      const uint64_t strides[2] = {stride_bytes(p.b_n_stride, stepped_extent(*p.b, p.n), esize), g_stride_legal};
+      const uint64_t dims[3] = {at_least_one(b_k), at_least_one(b_n), at_least_one(b_groups)};
+      const uint64_t strides[2] = {stride_bytes(p.b_n_stride, b_n, esize), g_stride_legal};
       // With a cluster each CTA loads (and multicasts) its share of the tile's rows.
       const uint32_t box[3] = {static_cast<uint32_t>(c.tile_k), static_cast<uint32_t>(c.b_rows_per_cta()), 1};
       GEMMOPS_ASSIGN_OR_RETURN(m, cuda::encode_tiled(*api, type, 3, b_address, dims, strides, box,
                                                      CU_TENSOR_MAP_SWIZZLE_128B));
     } else {
-      const uint64_t dims[3] = {at_least_one(p.n), at_least_one(p.k), at_least_one(b_groups)};
-      const uint64_t strides[2] = {stride_bytes(p.b_k_stride, stepped_extent(*p.b, p.k), esize), g_stride_legal};
+      const uint64_t dims[3] = {at_least_one(b_n), at_least_one(b_k), at_least_one(b_groups)};
+      const uint64_t strides[2] = {stride_bytes(p.b_k_stride, b_k, esize), g_stride_legal};
       const uint32_t box[3] = {64, static_cast<uint32_t>(c.tile_k), 1};
       GEMMOPS_ASSIGN_OR_RETURN(m, cuda::encode_tiled(*api, type, 3, b_address, dims, strides, box,
                                                      CU_TENSOR_MAP_SWIZZLE_128B));

@@ -249,7 +249,7 @@ struct Seen {
   std::vector<size_t> memsets_before;  // launches recorded when each flag memset was queued
   struct Map {
     const void* base;
-    std::vector<cuuint64_t> strides;
+    std::vector<cuuint64_t> dims, strides;
   };
   std::vector<Map> maps;
 };
@@ -280,10 +280,11 @@ struct RecordingDriver {
       return CUDA_SUCCESS;
     };
     fake.api().cuTensorMapEncodeTiled = [](CUtensorMap* m, CUtensorMapDataType, cuuint32_t rank, void* base,
-                                           const cuuint64_t*, const cuuint64_t* strides, const cuuint32_t*,
+                                           const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t*,
                                            const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
                                            CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
-      seen().maps.push_back({base, std::vector<cuuint64_t>(strides, strides + rank - 1)});
+      seen().maps.push_back(
+          {base, std::vector<cuuint64_t>(dims, dims + rank), std::vector<cuuint64_t>(strides, strides + rank - 1)});
       std::memset(m, 0xAB, sizeof(*m));
       return CUDA_SUCCESS;
     };
@@ -396,7 +397,7 @@ TEST(Sm90GroupChunksLaunch, no_groups_launch_only_for_the_zero_tail) {
   EXPECT_EQ(seen().params[0].start_offset, nullptr);
 }
 
-TEST(Sm90GroupChunksLaunch, operands_without_k_map_outs_address_with_strides_never_stepped) {
+TEST(Sm90GroupChunksLaunch, operands_without_k_map_one_element_at_outs_address) {
   RecordingDriver driver;
   // torch's K = 0 tensors: null data, strides (1, 1) and (N, N, 1).
   GroupedGemmArguments args{TensorDesc(DType::bf16, {1000, 0}, {1, 1}, kCuda),
@@ -408,8 +409,10 @@ TEST(Sm90GroupChunksLaunch, operands_without_k_map_outs_address_with_strides_nev
   ASSERT_EQ(seen().maps.size(), 3u);  // A, B and out (the TMA epilogue)
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(seen().maps[i].base, address(kOut)) << "map " << i;
-    for (cuuint64_t s : seen().maps[i].strides) EXPECT_EQ(s % 16, 0u) << "map " << i;
+    for (cuuint64_t d : seen().maps[i].dims) EXPECT_EQ(d, 1u) << "map " << i;
+    for (cuuint64_t s : seen().maps[i].strides) EXPECT_EQ(s, 16u) << "map " << i;
   }
+  EXPECT_EQ(seen().maps[2].dims, (std::vector<cuuint64_t>{2048, 1000}));  // out as it is
   ASSERT_EQ(seen().params.size(), 1u);
   EXPECT_EQ(seen().params[0].k, 0);
   EXPECT_EQ(seen().params[0].zero_tail, 1);
