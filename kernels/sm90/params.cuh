@@ -38,7 +38,7 @@ struct GroupedGemmParams {
   const int32_t* offsets;    // (groups,) or nullptr
   int32_t groups;
   int32_t rows;              // rows of A (M-grouped: TotalM; rows past the last group stay untouched
-                             // unless zero_tail)
+                             // unless table_groups says there is a zero tail)
   int32_t rows_per_group;    // used when offsets == nullptr
   int32_t n;
   int32_t k;
@@ -53,9 +53,12 @@ struct GroupedGemmParams {
   // count from group_base; without offsets, group g of the chunk covers rows of group group_base + g.
   int32_t group_base;        // the problem's index of this launch's first group (0: the first chunk)
   const int32_t* start_offset;  // &offsets[group_base - 1]: where the first group starts (nullptr: at 0)
-  // M-grouped: 1 also stores zeros to the rows at or past the last group's (clamped) end, as one
-  // more scheduler group whose tiles have no k-blocks (the last chunk only).
-  int32_t zero_tail;
+  // Entries of the scheduler table: `groups`, or groups + 1 with the zero tail (M-grouped, the last
+  // chunk only): zeros stored to the rows at or past the last group's (clamped) end, as one more
+  // scheduler group whose tiles have no k-blocks. One parameter, not groups + a flag: the table's
+  // layout from a sum of two made ptxas keep its pointers in registers (a 64x256 ping-pong split-K
+  // kernel spilled).
+  int32_t table_groups;
 };
 
 }  // namespace gemmops::kernels::sm90

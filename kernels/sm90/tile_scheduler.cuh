@@ -7,7 +7,7 @@
 // longest first and the units dealt out in a snake (round r runs backwards when r is odd), a
 // longest-processing-time-first order that keeps a few long experts from piling up on some CTAs
 // (a skewed weight gradient lost 5-25% to that imbalance; bench/NOTES.md v10).
-// With zero_tail (M-grouped) the table holds one more group, the rows past the last group's end:
+// With the zero tail (M-grouped) the table holds one more group, the rows past the last group's end:
 // its tiles have no k-blocks, so the consumers store zeros there and the producer loads nothing.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
@@ -42,9 +42,9 @@ struct SchedulerTable {
   __device__ int* order() const { return tile_end; }
 };
 
-/// The groups in the scheduler's table: the launch's groups and, with zero_tail (M-grouped only),
-/// the tail after them.
-__device__ __forceinline__ int table_groups(const GroupedGemmParams& p) { return p.groups + (p.zero_tail != 0 ? 1 : 0); }
+/// The groups in the scheduler's table: the launch's groups and, with the zero tail (M-grouped
+/// only), the tail after them.
+__device__ __forceinline__ int table_groups(const GroupedGemmParams& p) { return p.table_groups; }
 
 /// K-grouped orders at most this many groups by length (a CTA ranks them in O(G^2 / threads) at
 /// start: about 5 us at this limit); beyond it, groups are walked in index order.

@@ -61,7 +61,7 @@ KernelProblem chunk_problem(const KernelProblem& p, const GroupChunk& chunk) {
 void apply_chunk(const KernelProblem& p, const GroupChunk& chunk, kernels::sm90::GroupedGemmParams* params) {
   params->groups = static_cast<int32_t>(chunk.count);
   params->group_base = static_cast<int32_t>(chunk.first);
-  params->zero_tail = chunk.zero_tail ? 1 : 0;
+  params->table_groups = static_cast<int32_t>(chunk.table_groups());
   // Without offsets (dense, batched) the kernel places the groups from group_base alone.
   if (p.offsets != nullptr) {
     params->offsets = p.offsets + chunk.first;

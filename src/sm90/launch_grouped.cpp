@@ -142,7 +142,7 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   params.raster_band = 1;
   params.k_walk_longest_first = env::k_grouped_walk_longest_first() ? 1 : 0;
   params.k_splits = 1;
-  params.zero_tail = p.zero_tail && p.kind == OperationKind::grouped_m ? 1 : 0;
+  params.table_groups = static_cast<int32_t>(p.groups) + (p.zero_tail && p.kind == OperationKind::grouped_m ? 1 : 0);
   return params;
 }
 

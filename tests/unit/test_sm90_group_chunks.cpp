@@ -120,13 +120,13 @@ TEST(Sm90GroupChunks, a_launch_sees_its_chunks_offsets_start_and_group_base) {
   EXPECT_EQ(params.group_base, 0);
   EXPECT_EQ(params.offsets, offsets);
   EXPECT_EQ(params.start_offset, nullptr);  // the first group starts at row 0
-  EXPECT_EQ(params.zero_tail, 0);
+  EXPECT_EQ(params.table_groups, 400);  // no tail
   sm90::apply_chunk(p, {400, 600, true}, &params);
   EXPECT_EQ(params.groups, 600);
   EXPECT_EQ(params.group_base, 400);
   EXPECT_EQ(params.offsets, offsets + 400);
   EXPECT_EQ(params.start_offset, offsets + 399);  // read on the device: no host synchronisation
-  EXPECT_EQ(params.zero_tail, 1);
+  EXPECT_EQ(params.table_groups, 601);  // and the tail
   // Without offsets (batched) the groups are placed from group_base alone.
   p.kind = OperationKind::batched_gemm;
   p.offsets = nullptr;
@@ -339,11 +339,11 @@ TEST(Sm90GroupChunksLaunch, twenty_thousand_groups_launch_in_order_on_the_stream
     EXPECT_EQ(params[i].group_base, next);
     EXPECT_EQ(params[i].offsets, offsets + next);
     EXPECT_EQ(params[i].start_offset, next > 0 ? offsets + next - 1 : nullptr);
-    EXPECT_EQ(params[i].zero_tail, last ? 1 : 0);
+    EXPECT_EQ(params[i].table_groups, params[i].groups + (last ? 1 : 0));
     EXPECT_EQ(params[i].rows, 65536);
     EXPECT_EQ(launches[i].config.hStream, reinterpret_cast<CUstream>(uintptr_t{0x77}));
     EXPECT_EQ(launches[i].config.sharedMemBytes,
-              static_cast<unsigned>(c.smem_bytes(params[i].groups + params[i].zero_tail)));
+              static_cast<unsigned>(c.smem_bytes(params[i].table_groups)));
     EXPECT_LE(launches[i].config.sharedMemBytes, static_cast<unsigned>(sm90::kSm90SmemBudget));
     next += params[i].groups;
   }
@@ -360,7 +360,7 @@ TEST(Sm90GroupChunksLaunch, k_grouped_chunks_count_their_results_from_their_firs
   int64_t next = 0;
   for (const GroupedGemmParams& p : params) {
     EXPECT_EQ(p.group_base, next);
-    EXPECT_EQ(p.zero_tail, 0);
+    EXPECT_EQ(p.table_groups, p.groups);
     EXPECT_EQ(p.k, 65536);
     next += p.groups;
   }
@@ -393,7 +393,7 @@ TEST(Sm90GroupChunksLaunch, no_groups_launch_only_for_the_zero_tail) {
   ASSERT_TRUE(launch(args, sm90::sm90_designs()[0]));
   ASSERT_EQ(seen().params.size(), 1u);
   EXPECT_EQ(seen().params[0].groups, 0);
-  EXPECT_EQ(seen().params[0].zero_tail, 1);
+  EXPECT_EQ(seen().params[0].table_groups, seen().params[0].groups + 1);
   EXPECT_EQ(seen().params[0].start_offset, nullptr);
 }
 
@@ -415,7 +415,7 @@ TEST(Sm90GroupChunksLaunch, operands_without_k_map_one_element_at_outs_address) 
   EXPECT_EQ(seen().maps[2].dims, (std::vector<cuuint64_t>{2048, 1000}));  // out as it is
   ASSERT_EQ(seen().params.size(), 1u);
   EXPECT_EQ(seen().params[0].k, 0);
-  EXPECT_EQ(seen().params[0].zero_tail, 1);
+  EXPECT_EQ(seen().params[0].table_groups, seen().params[0].groups + 1);
 }
 
 }  // namespace
