@@ -79,7 +79,8 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
   for (Tiles<C> it(p, s.table); it.valid(); it.advance()) {
     const TileCoord tc = it.current();
     const int a_row0 = tc.a_row0 + static_cast<int>(rank) * C.tile_m;
-    // B's group coordinate: K-grouped B is one (K, N) matrix.
+    // B's group coordinate: K-grouped B is one (K, N) matrix. (The zero tail's tiles, past the
+    // last group, have no k-blocks: nothing is loaded for them.)
     const int b_group = C.group_axis == GroupAxis::m ? tc.group : 0;
     const int k_blocks = k_blocks_of(tc);
     for (int kb = 0; kb < k_blocks; ++kb) {
@@ -288,8 +289,16 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     if (prev_stage >= 0 && release_lane) release(prev_stage);
     if (live_atoms == 0) continue;
     if constexpr (C.split_k) {  // only the tile's last unit stores
-      if (p.k_splits > 1 && !split_k_fixup<C, kAtoms>(acc, p, tc, split_k_slot<C>(tc, rank, consumer), 1 + consumer))
-        continue;
+      if (p.k_splits > 1) {
+        if (k_blocks == 0) {
+          // A tile without K (the zero tail; every unit of a tile with K sums at least one k-block,
+          // as the host splits at most k-blocks / 4 ways): no partials to add or wait for, and its
+          // accumulators were never written. Split 0 stores the zeros, the others nothing.
+          if (tc.split != 0) continue;
+        } else if (!split_k_fixup<C, kAtoms>(acc, p, tc, split_k_slot<C>(tc, rank, consumer), 1 + consumer)) {
+          continue;
+        }
+      }
     }
     auto store_tile = [&](const float (&values)[kAtoms][C.tile_n / 2]) {
       if constexpr (C.epilogue == 1) {
@@ -330,7 +339,7 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   static_assert(C.a_major == AMajor::k || C.tile_m % 64 == 0, "M-major A loads whole 64-row atoms");
   static_assert(!C.split_k || C.group_axis == GroupAxis::m, "the K-grouped form never splits K");
   extern __shared__ uint8_t smem_raw[];
-  SharedStorage<C> s(smem_raw, p.groups);
+  SharedStorage<C> s(smem_raw, table_groups(p));
 
   // ---- setup: barriers and the scheduler table, by the whole CTA
   const int warpgroup = threadIdx.x / 128;

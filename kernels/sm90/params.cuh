@@ -26,6 +26,9 @@ struct alignas(64) TensorMap {
 /// (nullptr), group g covers rows [g * rows_per_group, (g + 1) * rows_per_group) (dense, batched).
 /// K-grouped (GroupAxis::k): `offsets` split K; A is (rows, K), B (K, N), and group g's result
 /// (rows, N) sits at rows [g * rows, (g + 1) * rows) of out.
+/// A launch may serve a chunk of the problem's groups (more groups than the shared-memory table
+/// holds run as several launches): its `groups` groups are the problem's groups group_base ..,
+/// `offsets` points at the chunk's first end, and the first group starts at *start_offset.
 struct GroupedGemmParams {
   TensorMap map_a;           // A (rows, K): K-major dims {K, rows}; M-major dims {rows, K}
   TensorMap map_b;           // B: K-major dims {K, N, G}; N-major dims {N, K, G} (G = 1 if K-grouped)
@@ -34,7 +37,8 @@ struct GroupedGemmParams {
   int64_t out_row_stride;    // elements
   const int32_t* offsets;    // (groups,) or nullptr
   int32_t groups;
-  int32_t rows;              // rows of A (M-grouped: TotalM; rows past the last group stay untouched)
+  int32_t rows;              // rows of A (M-grouped: TotalM; rows past the last group stay untouched
+                             // unless table_groups says there is a zero tail)
   int32_t rows_per_group;    // used when offsets == nullptr
   int32_t n;
   int32_t k;
@@ -45,6 +49,16 @@ struct GroupedGemmParams {
   int32_t k_splits;          // 1: no split
   float* partials;           // k_splits > 1: (slots, k_splits - 1, warpgroup rows * TILE_N) fp32
   int32_t* split_flags;      // k_splits > 1: (slots,) partials written so far, zeroed before the launch
+  // Chunks of groups. B's group coordinate (M-grouped) and a result's place in out (K-grouped)
+  // count from group_base; without offsets, group g of the chunk covers rows of group group_base + g.
+  int32_t group_base;        // the problem's index of this launch's first group (0: the first chunk)
+  const int32_t* start_offset;  // &offsets[group_base - 1]: where the first group starts (nullptr: at 0)
+  // Entries of the scheduler table: `groups`, or groups + 1 with the zero tail (M-grouped, the last
+  // chunk only): zeros stored to the rows at or past the last group's (clamped) end, as one more
+  // scheduler group whose tiles have no k-blocks. One parameter, not groups + a flag: the table's
+  // layout from a sum of two made ptxas keep its pointers in registers (a 64x256 ping-pong split-K
+  // kernel spilled).
+  int32_t table_groups;
 };
 
 }  // namespace gemmops::kernels::sm90

@@ -7,6 +7,8 @@
 // longest first and the units dealt out in a snake (round r runs backwards when r is odd), a
 // longest-processing-time-first order that keeps a few long experts from piling up on some CTAs
 // (a skewed weight gradient lost 5-25% to that imbalance; bench/NOTES.md v10).
+// With the zero tail (M-grouped) the table holds one more group, the rows past the last group's end:
+// its tiles have no k-blocks, so the consumers store zeros there and the producer loads nothing.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -18,7 +20,7 @@ namespace gemmops::kernels::sm90 {
 
 /// The tile a CTA works on.
 struct TileCoord {
-  int group;
+  int group;     // the problem's group (a launch of a chunk of groups adds its group_base)
   int row0;      // first row of out (M-grouped: also of A)
   int row_end;   // exclusive end row of the group in out: rows >= row_end are never stored
   int col0;      // first column of out and B
@@ -40,6 +42,10 @@ struct SchedulerTable {
   __device__ int* order() const { return tile_end; }
 };
 
+/// The groups in the scheduler's table: the launch's groups and, with the zero tail (M-grouped
+/// only), the tail after them.
+__device__ __forceinline__ int table_groups(const GroupedGemmParams& p) { return p.table_groups; }
+
 /// K-grouped orders at most this many groups by length (a CTA ranks them in O(G^2 / threads) at
 /// start: about 5 us at this limit); beyond it, groups are walked in index order.
 inline constexpr int kMaxOrderedGroups = 1024;
@@ -52,14 +58,19 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
   const int n_tiles = (p.n + kTileN - 1) / kTileN;
   const int limit = kAxis == GroupAxis::m ? p.rows : p.k;
   const int k_grouped_tiles = ((p.rows + kTileM - 1) / kTileM) * n_tiles;
+  const int groups = kAxis == GroupAxis::m ? table_groups(p) : p.groups;
+  // A group's raw (unclamped) end; the zero tail ends at the last row.
+  auto raw_end_of = [&](int g) {
+    if (kAxis == GroupAxis::m && g >= p.groups) return p.rows;
+    return p.offsets != nullptr ? p.offsets[g] : (p.group_base + g + 1) * p.rows_per_group;
+  };
   // M-grouped, the whole CTA first stages the raw ends in row_end, so reading the offsets is one
   // round trip to memory, not one per 32 groups in the scan below (single-token decode over 128
   // experts: 3-5% faster). K-grouped kernels read them in the scan: staged, they ran 0.7% slower
   // on the weight-gradient rows of the same A/B (bench/NOTES.md v11).
   constexpr bool kStaged = kAxis == GroupAxis::m;
   if constexpr (kStaged) {
-    for (int g = threadIdx.x; g < p.groups; g += blockDim.x)
-      t.row_end[g] = p.offsets != nullptr ? p.offsets[g] : (g + 1) * p.rows_per_group;
+    for (int g = threadIdx.x; g < groups; g += blockDim.x) t.row_end[g] = raw_end_of(g);
     __syncthreads();
   }
   // Warp 0 walks the groups in chunks of 32 with a warp-wide inclusive scan; G is at most a few
@@ -67,18 +78,21 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
   if (threadIdx.x < 32) {
     const int lane = threadIdx.x;
     int carry_tiles = 0;
-    int carry_rows = 0;  // end of the previous chunk's last group
-    for (int base = 0; base < p.groups; base += 32) {
+    // Where the launch's first group starts: the end of the chunk before it (read raw and clamped
+    // like any end: with malformed offsets chunks may overlap, but never leave A, B or out).
+    int carry_rows = p.start_offset != nullptr ? *p.start_offset : p.group_base * p.rows_per_group;
+    carry_rows = carry_rows < 0 ? 0 : carry_rows > limit ? limit : carry_rows;  // then: the last group's end so far
+    for (int base = 0; base < groups; base += 32) {
       const int g = base + lane;
       // A group's end needs the previous group's clamped end: read both raw ends and clamp
       // after a max-scan, which is what sequential clamping computes. Malformed offsets
       // (decreasing, negative, past the end) only make groups shorter or empty.
       int raw_end = 0;
-      if (g < p.groups) {
+      if (g < groups) {
         if constexpr (kStaged) {
           raw_end = t.row_end[g];  // staged above; lane g alone reads and rewrites it
         } else {
-          raw_end = p.offsets != nullptr ? p.offsets[g] : (g + 1) * p.rows_per_group;
+          raw_end = raw_end_of(g);
         }
       }
       raw_end = raw_end > limit ? limit : raw_end;
@@ -90,16 +104,16 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
       }
       int start = __shfl_up_sync(0xffffffffu, end, 1);
       if (lane == 0) start = carry_rows;
-      if (g >= p.groups) end = start;
+      if (g >= groups) end = start;
       int tiles = kAxis == GroupAxis::m ? ((end - start + kTileM - 1) / kTileM) * n_tiles : k_grouped_tiles;
-      if (g >= p.groups) tiles = 0;
+      if (g >= groups) tiles = 0;
 #pragma unroll
       for (int d = 1; d < 32; d <<= 1) {
         int other = __shfl_up_sync(0xffffffffu, tiles, d);
         if (lane >= d) tiles += other;
       }
       tiles += carry_tiles;
-      if (g < p.groups) {
+      if (g < groups) {
         if constexpr (kAxis == GroupAxis::m) t.tile_end[g] = tiles;
         t.row_start[g] = start;
         t.row_end[g] = end;
@@ -139,7 +153,8 @@ template <int kTileM, int kTileN, int kClusterM, GroupAxis kAxis, int kKAlign = 
           bool kFastDivide = false>
 struct TileIterator {
   SchedulerTable table;
-  int groups;
+  int groups;       // the launch's groups (without the zero tail)
+  int group_base;   // the problem's index of the launch's first group
   int rows;
   int k;
   int n_tiles;
@@ -160,12 +175,12 @@ struct TileIterator {
   int group = 0;
 
   __device__ TileIterator(const GroupedGemmParams& p, SchedulerTable t)
-      : table(t), groups(p.groups), rows(p.rows), k(p.k), n_tiles((p.n + kTileN - 1) / kTileN),
+      : table(t), groups(p.groups), group_base(p.group_base), rows(p.rows), k(p.k), n_tiles((p.n + kTileN - 1) / kTileN),
         band(p.raster_band > 0 ? p.raster_band : 1),
         splits(kSplitK && p.k_splits > 1 ? p.k_splits : 1),
         group_tiles(((p.rows + kTileM - 1) / kTileM) * n_tiles),
         total_units(kAxis == GroupAxis::k ? p.groups * group_tiles
-                                          : (p.groups > 0 ? t.tile_end[p.groups - 1] : 0) * splits),
+                                          : (table_groups(p) > 0 ? t.tile_end[table_groups(p) - 1] : 0) * splits),
         by_band_span(band * n_tiles), by_band(band), by_group_tiles(group_tiles), by_splits(splits),
         slot(blockIdx.x / kClusterM), snake(kAxis == GroupAxis::k && p.k_walk_longest_first != 0), unit(slot) {}
 
@@ -201,20 +216,25 @@ struct TileIterator {
     const int m_blk = b * band + (in_band - n_blk * band_rows);
     if constexpr (kAxis == GroupAxis::m) {
       const int row0 = table.row_start[group] + m_blk * kTileM;
+      // The zero tail (the table's group past the launch's groups) sums no K: its tiles store zeros.
+      const int group_k = group < groups ? k : 0;
       if constexpr (!kSplitK) {
-        return {group, row0, table.row_end[group], n_blk * kTileN, row0, 0, 0, k, tile, 0};
+        return {group_base + group, row0, table.row_end[group], n_blk * kTileN, row0, 0, 0, group_k, tile, 0};
       } else {
-        const int k_blocks = (k + 63) / 64;
+        const int k_blocks = (group_k + 63) / 64;
         const int k0 = 64 * (split * k_blocks / splits);
         const int k1 = 64 * ((split + 1) * k_blocks / splits);
-        return {group, row0, table.row_end[group], n_blk * kTileN, row0, k0, k0, k1 < k ? k1 : k, tile, split};
+        return {group_base + group, row0, table.row_end[group], n_blk * kTileN, row0, k0, k0, k1 < k ? k1 : k,
+                tile, split};
       }
     } else {
       const int a_row0 = m_blk * kTileM;
       const int k_first = table.row_start[group], k_end = table.row_end[group];
       // An empty range stays empty: no k-block, the result is zeros.
       const int k_begin = k_end > k_first ? k_first - k_first % kKAlign : k_first;
-      return {group, group * rows + a_row0, (group + 1) * rows, n_blk * kTileN, a_row0, k_begin, k_first, k_end, tile, 0};
+      const int result = group_base + group;  // its (rows, N) block of out
+      return {result, result * rows + a_row0, (result + 1) * rows, n_blk * kTileN, a_row0, k_begin, k_first, k_end,
+              tile, 0};
     }
   }
 

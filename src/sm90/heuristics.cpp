@@ -8,6 +8,9 @@
 #include <functional>
 #include <vector>
 
+#include "sm90/group_chunks.hpp"
+#include "sm90/kernel_config.hpp"
+
 namespace gemmops::sm90 {
 namespace {
 
@@ -108,6 +111,7 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits)
 }
 
 double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits, GroupSizes sizes) {
+  if (p.rows == 0 || p.n == 0) return 0.0;  // nothing to store: nothing is launched
   const Design& t = d.design;
   const Calibration& cal = d.calibration;
   const bool k_grouped = p.kind == OperationKind::grouped_k;
@@ -197,7 +201,12 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
   const double b_l2_cost = misaligned(p.b_major, p.b_n_stride) ? kMisalignedRowL2Cost : 1.0;
   const double l2_us =
       (a_bytes * n_tiles * a_l2_cost + b_tile_reads * b_l2_cost + out_bytes) / kL2Bandwidth * 1e6;
-  const double us = kLaunchUs + (splits > 1 ? kSplitKMemsetUs : 0.0) + std::max({compute_us, dram_us, l2_us});
+  // More groups than the design's scheduler table holds run as several launches (group_chunks.hpp),
+  // each paying the launch, table and pipeline fill: a design with little room for the table
+  // (the _ring2 designs: 164 groups) then yields to one with more.
+  const KernelConfig config = make_kernel_config(d, DType::bf16, DType::bf16, Major::k, Major::k, k_grouped);
+  const double launches = std::max<double>(1, double(launch_count(p, config)));
+  const double us = launches * (kLaunchUs + (splits > 1 ? kSplitKMemsetUs : 0.0)) + std::max({compute_us, dram_us, l2_us});
   return k_grouped ? us * cal.k_grouped_time_scale : us;
 }
 

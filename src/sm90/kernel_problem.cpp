@@ -13,7 +13,7 @@ Status b_strides(const TensorDesc& b, KernelProblem* p) {
   p->b_group_stride = r == 3 ? b.strides[0] : 0;
   p->b_k_stride = sk;
   p->b_n_stride = sn;
-  if (sk == 1 || p->k == 1) {
+  if (sk == 1 || p->k <= 1) {  // (a B without K is never read)
     p->b_major = Major::k;
   } else if (sn == 1 || p->n == 1) {
     p->b_major = Major::mn;
@@ -25,11 +25,12 @@ Status b_strides(const TensorDesc& b, KernelProblem* p) {
 }
 
 // A (rows, K): K-major (K contiguous) or M-major (rows contiguous). A dimension of extent 1 never
-// steps, so its stride says nothing about the layout.
+// steps, so its stride says nothing about the layout; an A without K (torch gives a (rows, 0)
+// tensor strides (1, 1)) is never read, so it takes the layout every form serves.
 Status a_layout(const TensorDesc& a, KernelProblem* p) {
   const int r = a.rank();
   const int64_t s_row = a.strides[r - 2], s_k = a.strides[r - 1], rows = a.shape[r - 2];
-  if ((s_k == 1 || p->k == 1) && !(s_row == 1 && rows > 1)) {
+  if (p->k == 0 || ((s_k == 1 || p->k == 1) && !(s_row == 1 && rows > 1))) {
     p->a_major = Major::k;
     p->a_stride = s_row;
   } else if (s_row == 1 || rows == 1) {
@@ -125,8 +126,7 @@ Result<KernelProblem> map_problem(const Arguments& args) {
       p.groups = shape.groups;
       p.rows = p.a->shape[0];
       p.offsets = static_cast<const int32_t*>(g.offsets.data);
-      if (g.zero_tail)
-        return unsupported("out: zero_tail (zeros past offsets[G-1]) is not yet served by sm90 kernels");
+      p.zero_tail = g.zero_tail;
       break;
     }
   }

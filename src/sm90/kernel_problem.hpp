@@ -24,6 +24,7 @@ struct KernelProblem {
   int64_t out_row_stride = 0;  // elements between rows of out (N contiguous)
   Major b_major = Major::k;
   int64_t b_group_stride = 0, b_k_stride = 0, b_n_stride = 0;  // elements
+  bool zero_tail = false;      // grouped_m: out's rows past the last group's end are set to zero
 };
 
 /// Maps valid `args`; unsupported when the kernel cannot serve them (A neither K- nor M-major, B

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "core/env.hpp"
 #include "cuda/context.hpp"
@@ -13,6 +15,7 @@
 #include "cuda/launch.hpp"
 #include "cuda/occupancy.hpp"
 #include "cuda/tensor_map.hpp"
+#include "sm90/group_chunks.hpp"
 
 namespace gemmops::sm90 {
 namespace {
@@ -38,6 +41,12 @@ uint64_t stride_bytes(int64_t stride, int64_t extent, uint64_t esize) {
   return extent > 1 ? static_cast<uint64_t>(stride) * esize : 16;
 }
 
+// An operand without elements (K = 0, or no groups) is never read, but its tensor map must still
+// encode: torch gives such tensors a null pointer and strides like (1, 1), so its map is one
+// element at out's address (out has elements whenever a launch happens), every stride 16 bytes.
+void* map_address(const TensorDesc& t, const KernelProblem& p) { return t.numel() > 0 ? t.data : p.out->data; }
+int64_t map_extent(const TensorDesc& t, int64_t extent) { return t.numel() > 0 ? extent : 1; }
+
 // Scheduler units of M walked together across N: about square footprints of the tiles that run at
 // once, so they share A rows and B columns in L2 (a whole wave of one row of units would stream
 // all of a wide B from DRAM for every M unit).
@@ -60,9 +69,12 @@ int64_t split_k_slots(const KernelProblem& p, const KernelConfig& c) {
 int64_t max_scheduler_units(const KernelProblem& p, const KernelConfig& c) {
   const int64_t n_tiles = (p.n + c.tile_n - 1) / c.tile_n;
   const int64_t m_units_of_rows = (p.rows + c.unit_m() - 1) / c.unit_m();
-  const int64_t m_units_bound = p.kind == OperationKind::grouped_k
-                                    ? p.groups * m_units_of_rows
-                                    : m_units_of_rows + (p.offsets != nullptr ? std::min(p.groups, p.rows) : 0);
+  // The zero tail (rows past the last group) is one more group that may start mid-unit.
+  const int64_t m_units_bound =
+      p.kind == OperationKind::grouped_k
+          ? p.groups * m_units_of_rows
+          : m_units_of_rows + (p.kind == OperationKind::grouped_m ? std::min(p.groups, p.rows) : 0) +
+                (p.zero_tail ? 1 : 0);
   return std::max<int64_t>(1, m_units_bound * n_tiles);
 }
 
@@ -80,31 +92,34 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   const CUtensorMapDataType type = tma_type(p.a->dtype);
   {  // A (rows, K): K-major boxes are (TILE_K, TILE_M); M-major boxes one 64-row M atom (64, TILE_K)
     const bool k_major = c.a_major == kernels::sm90::AMajor::k;
-    const uint64_t dims[2] = {at_least_one(k_major ? p.k : p.rows), at_least_one(k_major ? p.rows : p.k)};
-    const uint64_t strides[1] = {stride_bytes(p.a_stride, k_major ? p.rows : p.k, esize)};
+    const int64_t inner = map_extent(*p.a, k_major ? p.k : p.rows), outer = map_extent(*p.a, k_major ? p.rows : p.k);
+    const uint64_t dims[2] = {at_least_one(inner), at_least_one(outer)};
+    const uint64_t strides[1] = {stride_bytes(p.a_stride, outer, esize)};
     const uint32_t box[2] = {static_cast<uint32_t>(k_major ? c.tile_k : 64),
                              static_cast<uint32_t>(k_major ? c.tile_m : c.tile_k)};
-    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, type, 2, p.a->data, dims, strides, box,
+    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, type, 2, map_address(*p.a, p), dims, strides, box,
                                                                CU_TENSOR_MAP_SWIZZLE_128B));
     store_map(m, &params.map_a);
   }
   {  // B as (G, K, N): K-major boxes are (TILE_K, TILE_N, 1); N-major boxes one 64-wide N atom.
     // The K-grouped form's B is one (K, N) matrix: G = 1.
-    const int64_t b_groups = p.kind == OperationKind::grouped_k ? 1 : p.groups;
+    const int64_t b_groups = map_extent(*p.b, p.kind == OperationKind::grouped_k ? 1 : p.groups);
+    const int64_t b_k = map_extent(*p.b, p.k), b_n = map_extent(*p.b, p.n);
     const uint64_t g_stride_legal = stride_bytes(p.b_group_stride, b_groups, esize);
+    void* b_address = map_address(*p.b, p);
     CUtensorMap m;
     if (c.b_major == BMajor::k) {
-      const uint64_t dims[3] = {at_least_one(p.k), at_least_one(p.n), at_least_one(b_groups)};
-      const uint64_t strides[2] = {stride_bytes(p.b_n_stride, p.n, esize), g_stride_legal};
+      const uint64_t dims[3] = {at_least_one(b_k), at_least_one(b_n), at_least_one(b_groups)};
+      const uint64_t strides[2] = {stride_bytes(p.b_n_stride, b_n, esize), g_stride_legal};
       // With a cluster each CTA loads (and multicasts) its share of the tile's rows.
       const uint32_t box[3] = {static_cast<uint32_t>(c.tile_k), static_cast<uint32_t>(c.b_rows_per_cta()), 1};
-      GEMMOPS_ASSIGN_OR_RETURN(m, cuda::encode_tiled(*api, type, 3, p.b->data, dims, strides, box,
+      GEMMOPS_ASSIGN_OR_RETURN(m, cuda::encode_tiled(*api, type, 3, b_address, dims, strides, box,
                                                      CU_TENSOR_MAP_SWIZZLE_128B));
     } else {
-      const uint64_t dims[3] = {at_least_one(p.n), at_least_one(p.k), at_least_one(b_groups)};
-      const uint64_t strides[2] = {stride_bytes(p.b_k_stride, p.k, esize), g_stride_legal};
+      const uint64_t dims[3] = {at_least_one(b_n), at_least_one(b_k), at_least_one(b_groups)};
+      const uint64_t strides[2] = {stride_bytes(p.b_k_stride, b_k, esize), g_stride_legal};
       const uint32_t box[3] = {64, static_cast<uint32_t>(c.tile_k), 1};
-      GEMMOPS_ASSIGN_OR_RETURN(m, cuda::encode_tiled(*api, type, 3, p.b->data, dims, strides, box,
+      GEMMOPS_ASSIGN_OR_RETURN(m, cuda::encode_tiled(*api, type, 3, b_address, dims, strides, box,
                                                      CU_TENSOR_MAP_SWIZZLE_128B));
     }
     store_map(m, &params.map_b);
@@ -129,6 +144,7 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   params.raster_band = 1;
   params.k_walk_longest_first = env::k_grouped_walk_longest_first() ? 1 : 0;
   params.k_splits = 1;
+  params.table_groups = static_cast<int32_t>(p.groups) + (p.zero_tail && p.kind == OperationKind::grouped_m ? 1 : 0);
   return params;
 }
 
@@ -136,64 +152,84 @@ Result<LaunchShape> prepare_launch(const KernelProblem& p, const KernelConfig& c
                                    const std::string& lowered_name, int splits) {
   LaunchShape shape;
   shape.ordinal = p.a->device.index;
-  if (p.rows == 0 || p.n == 0 || p.groups == 0) return shape;
+  // More groups than a launch's scheduler table holds run as launches of chunks of groups, in
+  // order on the stream; no host synchronisation (group_chunks.hpp).
+  const std::vector<GroupChunk> chunks = group_chunks(p, c);
+  if (p.rows == 0 || p.n == 0 || chunks.empty()) return shape;
   GEMMOPS_TRY(cuda::make_current(shape.ordinal));
   GEMMOPS_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
   GEMMOPS_ASSIGN_OR_RETURN(cuda::DeviceFacts facts, cuda::device_facts(shape.ordinal));
-  shape.smem_bytes = static_cast<unsigned>(c.smem_bytes(static_cast<int>(p.groups)));
-  if (shape.smem_bytes > facts.smem_per_block_optin)
-    return unsupported("B: G = " + std::to_string(p.groups) + " needs " + std::to_string(shape.smem_bytes) +
-                       " bytes of shared memory; device " + std::to_string(shape.ordinal) + " allows " +
-                       std::to_string(facts.smem_per_block_optin));
   GEMMOPS_ASSIGN_OR_RETURN(shape.fn, module.function(shape.ordinal, lowered_name));
-  // Persistent grid: at most one CTA per SM, and no more scheduler units than there can be. A
-  // unit is one tile per CTA of a cluster (one part of K of it with split-K).
-  const int64_t units_bound = max_scheduler_units(p, c) * std::max(1, splits);
-  const int64_t sms = std::min<int64_t>(facts.sm_count, env::max_sms().value_or(facts.sm_count));
-  int64_t resident = std::max<int64_t>(1, sms / c.cluster_m);
-  if (c.cluster_m > 1) {
-    // A cluster that cannot be resident with the others would run after them: a whole extra wave.
-    cuda::LaunchConfig lc;
-    lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
-    lc.block[0] = static_cast<unsigned>(c.threads());
-    lc.smem_bytes = shape.smem_bytes;
-    lc.grid[0] = static_cast<unsigned>(resident * c.cluster_m);
-    GEMMOPS_ASSIGN_OR_RETURN(int active, cuda::max_active_clusters(*api, shape.fn, lc));
-    if (active > 0) resident = std::min<int64_t>(resident, active);
+  // Every launch's table must fit before any runs: a refusal never leaves out half written.
+  for (const GroupChunk& chunk : chunks) {
+    const int smem = c.smem_bytes(static_cast<int>(chunk.table_groups()));
+    if (static_cast<std::size_t>(smem) > facts.smem_per_block_optin)
+      return unsupported("B: G = " + std::to_string(chunk.count) + " needs " + std::to_string(smem) +
+                         " bytes of shared memory; device " + std::to_string(shape.ordinal) + " allows " +
+                         std::to_string(facts.smem_per_block_optin));
   }
-  shape.clusters = std::min<int64_t>(resident, units_bound);
-  shape.raster_band = raster_band(c, shape.clusters * c.tiles_in_flight());
+  const int64_t sms = std::min<int64_t>(facts.sm_count, env::max_sms().value_or(facts.sm_count));
+  for (const GroupChunk& chunk : chunks) {
+    ChunkLaunch launch;
+    launch.chunk = chunk;
+    launch.smem_bytes = static_cast<unsigned>(c.smem_bytes(static_cast<int>(chunk.table_groups())));
+    // Persistent grid: at most one CTA per SM, and no more scheduler units than there can be. A
+    // unit is one tile per CTA of a cluster (one part of K of it with split-K).
+    const int64_t units_bound = max_scheduler_units(chunk_problem(p, chunk), c) * std::max(1, splits);
+    int64_t resident = std::max<int64_t>(1, sms / c.cluster_m);
+    if (c.cluster_m > 1) {
+      // A cluster that cannot be resident with the others would run after them: a whole extra wave.
+      cuda::LaunchConfig lc;
+      lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
+      lc.block[0] = static_cast<unsigned>(c.threads());
+      lc.smem_bytes = launch.smem_bytes;
+      lc.grid[0] = static_cast<unsigned>(resident * c.cluster_m);
+      GEMMOPS_ASSIGN_OR_RETURN(int active, cuda::max_active_clusters(*api, shape.fn, lc));
+      if (active > 0) resident = std::min<int64_t>(resident, active);
+    }
+    launch.clusters = std::min<int64_t>(resident, units_bound);
+    launch.raster_band = raster_band(c, launch.clusters * c.tiles_in_flight());
+    shape.chunks.push_back(launch);
+  }
   return shape;
 }
 
 Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const LaunchShape& shape, Stream stream,
                       int splits, Workspace workspace) {
-  if (shape.clusters == 0) return Status::ok();
+  if (shape.chunks.empty()) return Status::ok();
   GEMMOPS_TRY(cuda::make_current(shape.ordinal));
   GEMMOPS_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
   GEMMOPS_ASSIGN_OR_RETURN(kernels::sm90::GroupedGemmParams params, make_params(p, c));
+  int64_t split_k_slot_count = 0;
   if (splits > 1) {
     const std::size_t need = split_k_workspace_bytes(p, c, splits);
     if (workspace.data == nullptr || workspace.bytes < need)
       return invalid_argument("workspace: split-K " + std::to_string(splits) + " ways needs " + std::to_string(need) +
                               " bytes; got " + std::to_string(workspace.data ? workspace.bytes : 0));
-    const int64_t slots = split_k_slots(p, c);
+    split_k_slot_count = split_k_slots(p, c);
     auto* base = static_cast<unsigned char*>(workspace.data);
     params.k_splits = splits;
     params.split_flags = reinterpret_cast<int32_t*>(base);
-    params.partials = reinterpret_cast<float*>(base + split_k_flag_bytes(slots));
-    GEMMOPS_CU(*api, cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(base), 0, split_k_flag_bytes(slots),
-               static_cast<CUstream>(stream));
+    params.partials = reinterpret_cast<float*>(base + split_k_flag_bytes(split_k_slot_count));
   }
-  cuda::LaunchConfig lc;
-  lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
-  lc.block[0] = static_cast<unsigned>(c.threads());
-  lc.smem_bytes = shape.smem_bytes;
-  lc.grid[0] = static_cast<unsigned>(shape.clusters * c.cluster_m);
-  params.raster_band = env::raster_band().value_or(shape.raster_band);
-  lc.stream = static_cast<CUstream>(stream);
-  void* kernel_args[] = {&params};
-  return cuda::launch(*api, shape.fn, lc, kernel_args);
+  const std::optional<int> band = env::raster_band();
+  for (const ChunkLaunch& launch : shape.chunks) {
+    apply_chunk(p, launch.chunk, &params);
+    // Each launch counts its tiles' partials from zero (a chunk's units fit the whole problem's slots).
+    if (splits > 1)
+      GEMMOPS_CU(*api, cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(params.split_flags), 0,
+                 split_k_flag_bytes(split_k_slot_count), static_cast<CUstream>(stream));
+    cuda::LaunchConfig lc;
+    lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
+    lc.block[0] = static_cast<unsigned>(c.threads());
+    lc.smem_bytes = launch.smem_bytes;
+    lc.grid[0] = static_cast<unsigned>(launch.clusters * c.cluster_m);
+    params.raster_band = band.value_or(launch.raster_band);
+    lc.stream = static_cast<CUstream>(stream);
+    void* kernel_args[] = {&params};
+    GEMMOPS_TRY(cuda::launch(*api, shape.fn, lc, kernel_args));
+  }
+  return Status::ok();
 }
 
 }  // namespace gemmops::sm90

@@ -19,13 +19,8 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
   problem_ = *mapped;
   config_ = make_kernel_config(design, ab, out, problem_.a_major, problem_.b_major,
                                problem_.kind == OperationKind::grouped_k);
-  const int64_t max_groups = (kSm90SmemBudget - config_.smem_bytes(0)) / KernelConfig::scheduler_bytes(1);
-  if (problem_.groups > max_groups) {
-    status_ = unsupported("B: design " + design.design.to_string() + " schedules at most " +
-                          std::to_string(max_groups) + " groups from shared memory; got G = " +
-                          std::to_string(problem_.groups));
-    return;
-  }
+  // Any number of groups: more than the scheduler's shared-memory table holds run as several
+  // launches (group_chunks.hpp).
   chosen_splits_ = choose_split_k(problem_, design).splits;
   estimate_us_ = estimate_time_us(problem_, design);
   // The plan outlives the arguments it was made from: nothing may point into them.

@@ -10,6 +10,7 @@
 namespace gemmops {
 namespace {
 
+using testing::make_batched;
 using testing::make_gemm;
 using testing::make_grouped_m;
 
@@ -153,6 +154,17 @@ TEST(CheckConstraints, layout_rules_do_not_apply_to_tensors_without_elements) {
   g.B.strides = {0, 0};
   g.out.strides = {3, 7};
   EXPECT_TRUE(check_constraints(c, g)) << check_constraints(c, g).to_string();
+}
+
+TEST(CheckConstraints, a_tensor_without_elements_has_no_stride_to_align) {
+  // K = 0: torch gives a batched (L, M, 0) A strides (M, 1, 1); it is never addressed.
+  OperandConstraints c;
+  c.alignment_bytes = 16;
+  auto g = make_batched(3, 67, 8, 0);
+  EXPECT_EQ(g.A.strides, (std::vector<int64_t>{67, 1, 1}));
+  EXPECT_TRUE(check_constraints(c, g));
+  g = make_batched(3, 67, 8, 2);  // the same M with elements: 134-byte batches
+  EXPECT_EQ(unsupported_by(c, g).rfind("A: strides other than the unit one must be multiples of 16 bytes", 0), 0u);
 }
 
 TEST(Schedule, names_are_short) {

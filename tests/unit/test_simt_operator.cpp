@@ -220,7 +220,10 @@ std::vector<Arguments> estimate_grid() {
   return out;
 }
 
-TEST(SimtEstimate, ranks_after_every_sm90_operator_that_serves_the_same_arguments) {
+// The portable operator is chosen only where no sm90 operator serves. (Not after every one of them:
+// a _ring2 design runs more than 164 groups as several launches, which can cost more than the
+// portable kernel's one on problems with no work to speak of, e.g. K = 0 over 1030 groups.)
+TEST(SimtEstimate, ranks_after_the_best_sm90_operator_that_serves_the_same_arguments) {
   int compared = 0;
   std::vector<Arguments> all = hopper_shapes(kCuda), grid = estimate_grid();
   all.insert(all.end(), grid.begin(), grid.end());
@@ -229,15 +232,12 @@ TEST(SimtEstimate, ranks_after_every_sm90_operator_that_serves_the_same_argument
     const std::vector<OperatorPtr> sm90 = by_provider(ops, "sm90"), simt = by_provider(ops, "simt");
     ASSERT_EQ(simt.size(), 1u) << operand_a(args).describe();
     if (sm90.empty()) continue;  // e.g. an M-major A of an M-grouped problem
-    const double simt_us = simt[0]->estimated_time_us(args, kHopper);
-    for (const OperatorPtr& op : sm90) {
-      EXPECT_LT(op->estimated_time_us(args, kHopper), simt_us)
-          << op->name() << " on A " << operand_a(args).describe() << ", B " << operand_b(args).describe();
-      ++compared;
-    }
-    EXPECT_EQ(ops.back(), simt[0]) << "the portable operator comes last";
+    EXPECT_LT(sm90[0]->estimated_time_us(args, kHopper), simt[0]->estimated_time_us(args, kHopper))
+        << sm90[0]->name() << " on A " << operand_a(args).describe() << ", B " << operand_b(args).describe();
+    EXPECT_EQ(ops.front(), sm90[0]) << "an sm90 operator comes first";
+    ++compared;
   }
-  EXPECT_GT(compared, 10000);
+  EXPECT_GT(compared, 400);
 }
 
 TEST(SimtEstimate, ranks_before_the_cpu_operator_on_sizes_worth_a_gpu) {

@@ -105,8 +105,12 @@ TEST(Sm90Heuristic, many_small_groups_with_short_k_take_a_design_that_skew_does_
   // DeepSeek-V3 prefill TP8 down, 256 experts of 256 rows, K=256. Even tokens: 128x256 2-CTA TMA
   // 1.00, 128x128 ping-pong TMA 1.02; Zipf tokens: 128x128 ping-pong TMA 1.00, 128x256 2-CTA TMA
   // 1.27 (its 256-row units waste most of each small group). The sizes are on the device, so the
-  // pick must be the one that is good under both.
-  EXPECT_EQ(first_design(forward(256, 65536, 7168, 256)).to_string(), "128x128x64_c1x1_s4_pingpong_tma");
+  // pick must be the one that is good under both: a TMA-epilogue design of 128-row units. (That
+  // sweep had no _ring2 design for 256 groups, which it then refused; they now run them in two
+  // launches and the estimate ranks the 1-CTA one first: not measured yet.)
+  const Design d = first_design(forward(256, 65536, 7168, 256));
+  EXPECT_EQ(d.tile_m * d.cluster_m, 128) << d.to_string();
+  EXPECT_EQ(d.epilogue, Epilogue::tma_store) << d.to_string();
 }
 
 TEST(Sm90Heuristic, a_row_that_streams_weights_from_dram_avoids_64x256_ping_pong) {

@@ -1,0 +1,217 @@
+// tests/unit/test_sm90_launch_chunks.cpp: launch_grouped against a fake driver that records each
+// launch's parameters: one launch per chunk of groups, in order on the stream, each with its
+// chunk's offsets, start, group base and table; split-K flags cleared before each; the zero tail
+// alone without groups; operands without K mapped as one element at out's address
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "sm90/designs.hpp"
+#include "sm90/group_chunks.hpp"
+#include "sm90/grouped_gemm.hpp"
+#include "sm90/kernel_config.hpp"
+#include "sm90/launch_grouped.hpp"
+#include "support/fake_driver.hpp"
+
+namespace gemmops {
+namespace {
+
+using kernels::sm90::GroupedGemmParams;
+
+const Device kCuda = Device::cuda(0);
+
+GroupedGemmArguments forward(int64_t G, int64_t total_m, int64_t n, int64_t k) {
+  return GroupedGemmArguments{TensorDesc::contiguous(DType::bf16, {total_m, k}, kCuda),
+                              TensorDesc(DType::bf16, {G, k, n}, {n * k, 1, k}, kCuda),
+                              TensorDesc::contiguous(DType::bf16, {total_m, n}, kCuda), DType::fp32,
+                              TensorDesc::contiguous(DType::i32, {G}, kCuda)};
+}
+
+GroupedGemmArguments weight_gradient(int64_t G, int64_t total_k, int64_t m, int64_t n) {
+  return GroupedGemmArguments{TensorDesc(DType::bf16, {m, total_k}, {1, m}, kCuda),
+                              TensorDesc::contiguous(DType::bf16, {total_k, n}, kCuda),
+                              TensorDesc::contiguous(DType::bf16, {G, m, n}, kCuda), DType::fp32,
+                              TensorDesc::contiguous(DType::i32, {G}, kCuda)};
+}
+
+struct Seen {
+  std::vector<GroupedGemmParams> params;
+  std::vector<size_t> memsets_before;  // launches recorded when each flag memset was queued
+  struct Map {
+    const void* base;
+    std::vector<cuuint64_t> dims, strides;
+  };
+  std::vector<Map> maps;
+};
+Seen& seen() {
+  static Seen s;
+  return s;
+}
+
+/// A fake driver that keeps each launch's parameters, the split-K memsets and the tensor maps asked for.
+struct RecordingDriver {
+  testing::ScopedFakeDriver fake;
+  RecordingDriver() {
+    seen() = {};
+    fake.state().functions["kernel"] = reinterpret_cast<CUfunction>(uintptr_t{0x3001});
+    fake.api().cuLaunchKernelEx = [](const CUlaunchConfig* c, CUfunction f, void** args, void**) {
+      testing::RecordedLaunch l{f, *c, {}};
+      l.config.attrs = nullptr;
+      testing::fake_state().launches.push_back(l);
+      seen().params.push_back(*static_cast<const GroupedGemmParams*>(args[0]));
+      return CUDA_SUCCESS;
+    };
+    fake.api().cuMemsetD8Async = [](CUdeviceptr, unsigned char, std::size_t, CUstream) {
+      seen().memsets_before.push_back(testing::fake_state().launches.size());
+      return CUDA_SUCCESS;
+    };
+    fake.api().cuOccupancyMaxActiveClusters = [](int* n, CUfunction, const CUlaunchConfig*) {
+      *n = 66;
+      return CUDA_SUCCESS;
+    };
+    fake.api().cuTensorMapEncodeTiled = [](CUtensorMap* m, CUtensorMapDataType, cuuint32_t rank, void* base,
+                                           const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t*,
+                                           const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                           CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+      seen().maps.push_back(
+          {base, std::vector<cuuint64_t>(dims, dims + rank), std::vector<cuuint64_t>(strides, strides + rank - 1)});
+      std::memset(m, 0xAB, sizeof(*m));
+      return CUDA_SUCCESS;
+    };
+  }
+};
+
+void* address(uintptr_t a) { return reinterpret_cast<void*>(a); }
+
+const sm90::Sm90Design& design_named(const std::string& name) {
+  for (const sm90::Sm90Design& d : sm90::sm90_designs())
+    if (d.design.to_string() == name) return d;
+  ADD_FAILURE() << "no design " << name;
+  return sm90::sm90_designs()[0];
+}
+
+Status launch(const Arguments& args, const sm90::Sm90Design& d, int splits = 1, Workspace workspace = {}) {
+  GEMMOPS_ASSIGN_OR_RETURN(sm90::KernelProblem p, sm90::map_problem(args));
+  const auto c = sm90::make_kernel_config(d, DType::bf16, DType::bf16, p.a_major, p.b_major,
+                                          p.kind == OperationKind::grouped_k);
+  cuda::LazyModule module("cubin");
+  GEMMOPS_ASSIGN_OR_RETURN(sm90::LaunchShape shape, sm90::prepare_launch(p, c, module, "kernel", splits));
+  return sm90::launch_grouped(p, c, shape, reinterpret_cast<Stream>(uintptr_t{0x77}), splits, workspace);
+}
+
+// Fake device addresses far enough apart that no operand overlaps another.
+constexpr uintptr_t kOut = uintptr_t{3} << 40;
+GroupedGemmArguments with_data(GroupedGemmArguments g) {
+  g.A.data = address(uintptr_t{1} << 40);
+  g.B.data = address(uintptr_t{2} << 40);
+  g.out.data = address(kOut);
+  g.offsets.data = address(uintptr_t{4} << 40);
+  return g;
+}
+
+TEST(Sm90GroupChunksLaunch, twenty_thousand_groups_launch_in_order_on_the_stream_each_with_its_chunk) {
+  RecordingDriver driver;
+  GroupedGemmArguments args = with_data(forward(20000, 65536, 2048, 768));
+  args.zero_tail = true;
+  const sm90::Sm90Design& d = design_named("128x256x64_c1x1_s4_coop_tma_ring2");
+  const Status s = launch(args, d);
+  ASSERT_TRUE(s) << s.to_string();
+  const auto c = sm90::make_kernel_config(d, DType::bf16, DType::bf16, Major::k, Major::k, false);
+  const int64_t capacity = sm90::table_capacity(c, sm90::kSm90SmemBudget);
+  const auto& launches = driver.fake.state().launches;
+  const auto& params = seen().params;
+  ASSERT_EQ(static_cast<int64_t>(launches.size()), (20000 + 1 + capacity - 1) / capacity);
+  ASSERT_EQ(params.size(), launches.size());
+  const auto* offsets = static_cast<const int32_t*>(args.offsets.data);
+  int64_t next = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    SCOPED_TRACE("launch " + std::to_string(i));
+    const bool last = i + 1 == params.size();
+    EXPECT_EQ(params[i].group_base, next);
+    EXPECT_EQ(params[i].offsets, offsets + next);
+    EXPECT_EQ(params[i].start_offset, next > 0 ? offsets + next - 1 : nullptr);
+    EXPECT_EQ(params[i].table_groups, params[i].groups + (last ? 1 : 0));
+    EXPECT_EQ(params[i].rows, 65536);
+    EXPECT_EQ(launches[i].config.hStream, reinterpret_cast<CUstream>(uintptr_t{0x77}));
+    EXPECT_EQ(launches[i].config.sharedMemBytes,
+              static_cast<unsigned>(c.smem_bytes(params[i].table_groups)));
+    EXPECT_LE(launches[i].config.sharedMemBytes, static_cast<unsigned>(sm90::kSm90SmemBudget));
+    next += params[i].groups;
+  }
+  EXPECT_EQ(next, 20000);
+  EXPECT_TRUE(seen().memsets_before.empty());  // no split-K: no flags to clear
+}
+
+TEST(Sm90GroupChunksLaunch, k_grouped_chunks_count_their_results_from_their_first_group) {
+  RecordingDriver driver;
+  const GroupedGemmArguments args = with_data(weight_gradient(3000, 65536, 64, 256));
+  ASSERT_TRUE(launch(args, design_named("128x256x64_c1x1_s4_coop_tma_ring2")));
+  const auto& params = seen().params;
+  ASSERT_GT(params.size(), 1u);
+  int64_t next = 0;
+  for (const GroupedGemmParams& p : params) {
+    EXPECT_EQ(p.group_base, next);
+    EXPECT_EQ(p.table_groups, p.groups);
+    EXPECT_EQ(p.k, 65536);
+    next += p.groups;
+  }
+  EXPECT_EQ(next, 3000);
+}
+
+TEST(Sm90GroupChunksLaunch, split_k_flags_are_cleared_before_every_launch) {
+  RecordingDriver driver;
+  const GroupedGemmArguments args = with_data(forward(400, 8192, 2048, 4096));
+  const sm90::Sm90Design& d = design_named("128x256x64_c1x1_s4_coop_tma_ring2");
+  auto p = sm90::map_problem(args);
+  ASSERT_TRUE(p) << p.status().to_string();
+  const auto c = sm90::make_kernel_config(d, DType::bf16, DType::bf16, Major::k, Major::k, false);
+  const std::size_t bytes = sm90::split_k_workspace_bytes(*p, c, 2);
+  ASSERT_TRUE(launch(args, d, 2, Workspace{address(uintptr_t{5} << 40), bytes}));
+  const size_t launches = driver.fake.state().launches.size();
+  ASSERT_EQ(launches, 3u);  // 400 groups, 164 a launch
+  ASSERT_EQ(seen().memsets_before.size(), launches);
+  for (size_t i = 0; i < launches; ++i) EXPECT_EQ(seen().memsets_before[i], i) << "memset before launch " << i;
+  for (const GroupedGemmParams& params : seen().params) EXPECT_EQ(params.k_splits, 2);
+}
+
+TEST(Sm90GroupChunksLaunch, no_groups_launch_only_for_the_zero_tail) {
+  RecordingDriver driver;
+  GroupedGemmArguments args = with_data(forward(0, 1000, 256, 64));
+  args.offsets.data = nullptr;  // torch's empty offsets
+  ASSERT_TRUE(launch(args, sm90::sm90_designs()[0]));
+  EXPECT_TRUE(driver.fake.state().launches.empty());
+  args.zero_tail = true;
+  ASSERT_TRUE(launch(args, sm90::sm90_designs()[0]));
+  ASSERT_EQ(seen().params.size(), 1u);
+  EXPECT_EQ(seen().params[0].groups, 0);
+  EXPECT_EQ(seen().params[0].table_groups, seen().params[0].groups + 1);
+  EXPECT_EQ(seen().params[0].start_offset, nullptr);
+}
+
+TEST(Sm90GroupChunksLaunch, operands_without_k_map_one_element_at_outs_address) {
+  RecordingDriver driver;
+  // torch's K = 0 tensors: null data, strides (1, 1) and (N, N, 1).
+  GroupedGemmArguments args{TensorDesc(DType::bf16, {1000, 0}, {1, 1}, kCuda),
+                            TensorDesc(DType::bf16, {8, 0, 2048}, {2048, 2048, 1}, kCuda),
+                            TensorDesc::contiguous(DType::bf16, {1000, 2048}, kCuda, address(kOut)), DType::fp32,
+                            TensorDesc::contiguous(DType::i32, {8}, kCuda, address(uintptr_t{4} << 40))};
+  args.zero_tail = true;
+  ASSERT_TRUE(launch(args, design_named("128x256x64_c2x1_s3_coop_tma")));
+  ASSERT_EQ(seen().maps.size(), 3u);  // A, B and out (the TMA epilogue)
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(seen().maps[i].base, address(kOut)) << "map " << i;
+    for (cuuint64_t d : seen().maps[i].dims) EXPECT_EQ(d, 1u) << "map " << i;
+    for (cuuint64_t s : seen().maps[i].strides) EXPECT_EQ(s, 16u) << "map " << i;
+  }
+  EXPECT_EQ(seen().maps[2].dims, (std::vector<cuuint64_t>{2048, 1000}));  // out as it is
+  ASSERT_EQ(seen().params.size(), 1u);
+  EXPECT_EQ(seen().params[0].k, 0);
+  EXPECT_EQ(seen().params[0].table_groups, seen().params[0].groups + 1);
+}
+
+}  // namespace
+}  // namespace gemmops
