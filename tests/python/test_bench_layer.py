@@ -177,7 +177,7 @@ def test_the_host_benchmark_runs_on_the_cpu(tmp_path):
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("script", ["bench_layer", "bench_host"])
+@pytest.mark.parametrize("script", ["bench_layer", "bench_host", "profile_layer"])
 def test_without_a_cuda_device_the_benchmarks_say_so(script):
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
