@@ -206,3 +206,42 @@ def build_description():
     except (OSError, subprocess.SubprocessError):
         commit = "unknown"
     return f"gemmops {gemmops.__version__} (checkout {commit})"
+
+
+def device_or_exit(name, no_device):
+    """The torch device to benchmark on: exits with `no_device` when it is CUDA and there is none;
+    None (after saying why) when there is one that runs no sm_90a operator. Imports torch and gemmops
+    only here, so that the rest of this module stays torch-free."""
+    import sys
+
+    import torch
+
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        sys.exit(no_device)
+    if device.type == "cuda":
+        import gemmops
+
+        status = gemmops.device_or_env_supports("90a")
+        if not status:
+            print(f"skipping: {status.error}")
+            return None
+    return device
+
+
+def wait_or_exit(what, seconds):
+    """Waits for the CUDA work queued so far; if it does not finish within `seconds`, says what hung
+    and exits (a stuck kernel cannot be cancelled, and a silent stall cost a whole benchmark run once)."""
+    import time
+
+    import torch
+
+    done = torch.cuda.Event()
+    done.record()
+    deadline = time.monotonic() + seconds
+    while not done.query():
+        if time.monotonic() > deadline:
+            print(f"HANG: {what} did not finish within {seconds} s; exiting", flush=True)
+            os._exit(3)
+        time.sleep(0.001)
+

@@ -26,11 +26,11 @@ import math
 import os
 import statistics
 import sys
-import time
 
 import torch
 
 import gemmops as ops
+from bench_common import wait_or_exit as common_wait_or_exit
 from roofline import DECODE_MAX_TOTAL_M, PEAK, geometric_mean, roofline_columns, roofline_summary
 
 # Used when no shapes file is given: the scenarios the performance targets name.
@@ -80,16 +80,8 @@ HANG_SECONDS = 60  # no single launch here takes a second; a kernel still runnin
 
 
 def wait_or_exit(name):
-    """Waits for the work queued so far; if it does not finish, says which candidate hung and exits
-    (a stuck kernel cannot be cancelled, and a silent stall cost a whole benchmark run once)."""
-    done = torch.cuda.Event()
-    done.record()
-    deadline = time.monotonic() + HANG_SECONDS
-    while not done.query():
-        if time.monotonic() > deadline:
-            print(f"HANG: {name} did not finish within {HANG_SECONDS} s ({CURRENT_ROW}); exiting", flush=True)
-            os._exit(3)
-        time.sleep(0.001)
+    """Waits for the work queued so far; exits naming the candidate and row if it hangs."""
+    common_wait_or_exit(f"{name} ({CURRENT_ROW})", HANG_SECONDS)
 
 
 CURRENT_ROW = ""  # the row being timed, for the hang report

@@ -27,7 +27,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import (HOST_PROBLEMS, HOST_TARGETS_US, SMOKE_HOST_PROBLEMS, build_description,  # noqa: E402
+from bench_common import (HOST_PROBLEMS, HOST_TARGETS_US, SMOKE_HOST_PROBLEMS, build_description, device_or_exit,  # noqa: E402
                           even_sizes, first_line, fmt, markdown_table, meets, median_per_call, padded, select,
                           text_table)
 
@@ -173,15 +173,9 @@ def parse_args(argv=None):
 
 def main(argv=None):
     a = parse_args(argv)
-    device = torch.device(a.device)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        sys.exit(NO_DEVICE)
-    import gemmops
-    if device.type == "cuda":
-        status = gemmops.device_or_env_supports("90a")
-        if not status:
-            print(f"skipping: {status.error}")
-            return 0
+    device = device_or_exit(a.device, NO_DEVICE)
+    if device is None:
+        return 0
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     rows, operators = [], {}
     for p in a.problems:

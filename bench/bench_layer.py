@@ -35,9 +35,9 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import (LAYER_CONFIGS, MODES, ROUTINGS, SMOKE_CONFIGS, assign_experts,  # noqa: E402
+from bench_common import (LAYER_CONFIGS, MODES, ROUTINGS, SMOKE_CONFIGS, assign_experts, device_or_exit,  # noqa: E402
                           build_description, first_line, fmt, geometric_mean, layer_gemm_flops, markdown_table,
-                          padded, select, summary_lines, text_table, zipf_loads)
+                          padded, select, summary_lines, text_table, wait_or_exit, zipf_loads)
 
 NO_DEVICE = "bench_layer.py needs a CUDA device; found none (--device cpu --smoke runs its code paths on the CPU)"
 CHECK_LIMIT = 2e-2  # relative error of bf16 outputs and gradients against torch's; above it the row is flagged
@@ -179,16 +179,8 @@ class Clock:
 
     def wait_or_exit(self, name):
         """Waits for a first call; a stuck kernel cannot be cancelled, so one is reported, not waited on."""
-        if not self.cuda:
-            return
-        done = torch.cuda.Event()
-        done.record()
-        deadline = time.monotonic() + HANG_SECONDS
-        while not done.query():
-            if time.monotonic() > deadline:
-                print(f"HANG: {name} did not finish within {HANG_SECONDS} s; exiting", flush=True)
-                os._exit(3)
-            time.sleep(0.001)
+        if self.cuda:
+            wait_or_exit(name, HANG_SECONDS)
 
 
 def interleaved(clock, fns, iters, repeats, warmup):
@@ -381,15 +373,9 @@ def parse_args(argv=None):
 
 def main(argv=None):
     a = parse_args(argv)
-    device = torch.device(a.device)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        sys.exit(NO_DEVICE)
-    if device.type == "cuda":
-        import gemmops
-        status = gemmops.device_or_env_supports("90a")
-        if not status:
-            print(f"skipping: {status.error}")
-            return 0
+    device = device_or_exit(a.device, NO_DEVICE)
+    if device is None:
+        return 0
     gemmops_grouped_mm()  # fails here, clearly, when gemmops.torch is missing
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     print(f"bench_layer.py: {device_name}; torch {torch.__version__}; {build_description()}; "

@@ -18,7 +18,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_layer as bl  # noqa: E402
-from bench_common import LAYER_CONFIGS, select  # noqa: E402
+from bench_common import LAYER_CONFIGS, device_or_exit, select  # noqa: E402
 
 
 def kernel_times(layer, x, bias, grad_out, leaves, iters):
@@ -42,11 +42,11 @@ def main(argv=None):
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--top", type=int, default=12)
     a = ap.parse_args(argv)
-    if not torch.cuda.is_available():
-        sys.exit("profile_layer.py needs a CUDA device; found none")
+    device = device_or_exit("cuda", "profile_layer.py needs a CUDA device; found none")
+    if device is None:
+        return 0
     import gemmops.torch
 
-    device = torch.device("cuda")
     for cfg in select(a.configs, LAYER_CONFIGS, "configuration"):
         router, w_gate_up, w_down, x, grad_out = bl.make_parameters(cfg, device, 0)
         bias = torch.zeros(cfg.T, cfg.E, device=device)

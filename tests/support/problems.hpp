@@ -61,4 +61,21 @@ inline GroupedGemmArguments make_grouped_n(int64_t groups, int64_t m, int64_t to
   return g;
 }
 
+/// The forward of an MoE layer's experts, fake, bf16 on cuda:0: A (TotalM,K) x B (G,K,N) with B the
+/// K-major view of (G, N, K) weights, as models store them.
+inline GroupedGemmArguments moe_forward(int64_t groups, int64_t total_m, int64_t n, int64_t k) {
+  return GroupedGemmArguments{TensorDesc::contiguous(DType::bf16, {total_m, k}, Device::cuda(0)),
+                              TensorDesc(DType::bf16, {groups, k, n}, {n * k, 1, k}, Device::cuda(0)),
+                              TensorDesc::contiguous(DType::bf16, {total_m, n}, Device::cuda(0)), DType::fp32,
+                              TensorDesc::contiguous(DType::i32, {groups}, Device::cuda(0))};
+}
+
+/// Its weight gradient, fake, bf16 on cuda:0: A = X^T (M, TotalK) M-major x dOut (TotalK, N) -> (G, M, N).
+inline GroupedGemmArguments moe_weight_gradient(int64_t groups, int64_t total_k, int64_t m, int64_t n) {
+  return GroupedGemmArguments{TensorDesc(DType::bf16, {m, total_k}, {1, m}, Device::cuda(0)),
+                              TensorDesc::contiguous(DType::bf16, {total_k, n}, Device::cuda(0)),
+                              TensorDesc::contiguous(DType::bf16, {groups, m, n}, Device::cuda(0)), DType::fp32,
+                              TensorDesc::contiguous(DType::i32, {groups}, Device::cuda(0))};
+}
+
 }  // namespace gemmops::testing

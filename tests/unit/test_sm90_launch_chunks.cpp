@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/problems.hpp"
 #include "sm90/designs.hpp"
 #include "sm90/group_chunks.hpp"
 #include "sm90/grouped_gemm.hpp"
@@ -23,20 +24,6 @@ namespace {
 using kernels::sm90::GroupedGemmParams;
 
 const Device kCuda = Device::cuda(0);
-
-GroupedGemmArguments forward(int64_t G, int64_t total_m, int64_t n, int64_t k) {
-  return GroupedGemmArguments{TensorDesc::contiguous(DType::bf16, {total_m, k}, kCuda),
-                              TensorDesc(DType::bf16, {G, k, n}, {n * k, 1, k}, kCuda),
-                              TensorDesc::contiguous(DType::bf16, {total_m, n}, kCuda), DType::fp32,
-                              TensorDesc::contiguous(DType::i32, {G}, kCuda)};
-}
-
-GroupedGemmArguments weight_gradient(int64_t G, int64_t total_k, int64_t m, int64_t n) {
-  return GroupedGemmArguments{TensorDesc(DType::bf16, {m, total_k}, {1, m}, kCuda),
-                              TensorDesc::contiguous(DType::bf16, {total_k, n}, kCuda),
-                              TensorDesc::contiguous(DType::bf16, {G, m, n}, kCuda), DType::fp32,
-                              TensorDesc::contiguous(DType::i32, {G}, kCuda)};
-}
 
 struct Seen {
   std::vector<GroupedGemmParams> params;
@@ -115,7 +102,7 @@ GroupedGemmArguments with_data(GroupedGemmArguments g) {
 
 TEST(Sm90GroupChunksLaunch, twenty_thousand_groups_launch_in_order_on_the_stream_each_with_its_chunk) {
   RecordingDriver driver;
-  GroupedGemmArguments args = with_data(forward(20000, 65536, 2048, 768));
+  GroupedGemmArguments args = with_data(testing::moe_forward(20000, 65536, 2048, 768));
   args.zero_tail = true;
   const sm90::Sm90Design& d = design_named("128x256x64_c1x1_s4_coop_tma_ring2");
   const Status s = launch(args, d);
@@ -148,7 +135,7 @@ TEST(Sm90GroupChunksLaunch, twenty_thousand_groups_launch_in_order_on_the_stream
 
 TEST(Sm90GroupChunksLaunch, k_grouped_chunks_count_their_results_from_their_first_group) {
   RecordingDriver driver;
-  const GroupedGemmArguments args = with_data(weight_gradient(3000, 65536, 64, 256));
+  const GroupedGemmArguments args = with_data(testing::moe_weight_gradient(3000, 65536, 64, 256));
   ASSERT_TRUE(launch(args, design_named("128x256x64_c1x1_s4_coop_tma_ring2")));
   const auto& params = seen().params;
   ASSERT_GT(params.size(), 1u);
@@ -164,7 +151,7 @@ TEST(Sm90GroupChunksLaunch, k_grouped_chunks_count_their_results_from_their_firs
 
 TEST(Sm90GroupChunksLaunch, split_k_flags_are_cleared_before_every_launch) {
   RecordingDriver driver;
-  const GroupedGemmArguments args = with_data(forward(400, 8192, 2048, 4096));
+  const GroupedGemmArguments args = with_data(testing::moe_forward(400, 8192, 2048, 4096));
   const sm90::Sm90Design& d = design_named("128x256x64_c1x1_s4_coop_tma_ring2");
   auto p = sm90::map_problem(args);
   ASSERT_TRUE(p) << p.status().to_string();
@@ -180,7 +167,7 @@ TEST(Sm90GroupChunksLaunch, split_k_flags_are_cleared_before_every_launch) {
 
 TEST(Sm90GroupChunksLaunch, no_groups_launch_only_for_the_zero_tail) {
   RecordingDriver driver;
-  GroupedGemmArguments args = with_data(forward(0, 1000, 256, 64));
+  GroupedGemmArguments args = with_data(testing::moe_forward(0, 1000, 256, 64));
   args.offsets.data = nullptr;  // torch's empty offsets
   ASSERT_TRUE(launch(args, sm90::sm90_designs()[0]));
   EXPECT_TRUE(driver.fake.state().launches.empty());

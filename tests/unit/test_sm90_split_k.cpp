@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "support/problems.hpp"
 #include "gemmops/gemmops.hpp"
 
 namespace gemmops {
@@ -18,20 +19,6 @@ GemmArguments dense(int64_t m, int64_t n, int64_t k) {
   return GemmArguments{TensorDesc::contiguous(DType::bf16, {m, k}, kCuda),
                        TensorDesc::contiguous(DType::bf16, {k, n}, kCuda),
                        TensorDesc::contiguous(DType::bf16, {m, n}, kCuda), DType::fp32};
-}
-
-GroupedGemmArguments forward(int64_t G, int64_t total_m, int64_t n, int64_t k) {
-  return GroupedGemmArguments{TensorDesc::contiguous(DType::bf16, {total_m, k}, kCuda),
-                              TensorDesc(DType::bf16, {G, k, n}, {n * k, 1, k}, kCuda),
-                              TensorDesc::contiguous(DType::bf16, {total_m, n}, kCuda), DType::fp32,
-                              TensorDesc::contiguous(DType::i32, {G}, kCuda)};
-}
-
-GroupedGemmArguments weight_gradient(int64_t G, int64_t total_m, int64_t n, int64_t k_layer) {
-  return GroupedGemmArguments{TensorDesc(DType::bf16, {k_layer, total_m}, {1, k_layer}, kCuda),
-                              TensorDesc::contiguous(DType::bf16, {total_m, n}, kCuda),
-                              TensorDesc::contiguous(DType::bf16, {G, k_layer, n}, kCuda), DType::fp32,
-                              TensorDesc::contiguous(DType::i32, {G}, kCuda)};
 }
 
 struct ForcedSplitK {
@@ -47,20 +34,20 @@ TEST(Sm90SplitK, a_skinny_gemm_with_long_k_splits_and_asks_for_workspace) {
 }
 
 TEST(Sm90SplitK, problems_with_waves_of_tiles_do_not_split) {
-  const GroupedGemmArguments seed = forward(12, 8192, 2048, 1024);
+  const GroupedGemmArguments seed = testing::moe_forward(12, 8192, 2048, 1024);
   for (const OperatorPtr& op : get_operators(seed, kHopper)) EXPECT_EQ(op->workspace_size(seed), 0u) << op->name();
 }
 
 TEST(Sm90SplitK, the_k_grouped_form_never_splits_even_when_forced) {
   ForcedSplitK forced(4);
-  const GroupedGemmArguments wgrad = weight_gradient(4, 256, 1024, 16384);
+  const GroupedGemmArguments wgrad = testing::moe_weight_gradient(4, 256, 16384, 1024);
   const auto ops = get_operators(wgrad, kHopper);
   ASSERT_FALSE(ops.empty());
   for (const OperatorPtr& op : ops) EXPECT_EQ(op->workspace_size(wgrad), 0u) << op->name();
 }
 
 TEST(Sm90SplitK, forcing_follows_the_limits_and_sizes_the_workspace) {
-  const GroupedGemmArguments args = forward(8, 1000, 512, 4096);  // 64 k-blocks: up to 8 ways
+  const GroupedGemmArguments args = testing::moe_forward(8, 1000, 512, 4096);  // 64 k-blocks: up to 8 ways
   const auto ops = get_operators(args, kHopper);
   ASSERT_FALSE(ops.empty());
   const OperatorPtr& op = ops.front();
@@ -79,7 +66,7 @@ TEST(Sm90SplitK, forcing_follows_the_limits_and_sizes_the_workspace) {
   }
   EXPECT_GT(two, 0u);
   EXPECT_GT(eight, 6 * two);  // 7 partials per slot against 1, plus the same flags
-  const GroupedGemmArguments short_k = forward(8, 1000, 512, 192);  // 3 k-blocks: too short to split
+  const GroupedGemmArguments short_k = testing::moe_forward(8, 1000, 512, 192);  // 3 k-blocks: too short to split
   ForcedSplitK forced(4);
   EXPECT_EQ(op->workspace_size(short_k), 0u);
 }

@@ -4,8 +4,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <cstdint>
 
+#include "support/problems.hpp"
 #include "gemmops/registry.hpp"
 #include "support/sm90_operators.hpp"
 
@@ -15,37 +18,28 @@ namespace {
 const Target kHopper = Target::sm(90, true);
 const Device kCuda = Device::cuda(0);
 
-GroupedGemmArguments forward(int64_t G, int64_t total_m, int64_t n, int64_t k) {
-  return GroupedGemmArguments{TensorDesc::contiguous(DType::bf16, {total_m, k}, kCuda),
-                              TensorDesc(DType::bf16, {G, k, n}, {n * k, 1, k}, kCuda),
-                              TensorDesc::contiguous(DType::bf16, {total_m, n}, kCuda), DType::fp32,
-                              TensorDesc::contiguous(DType::i32, {G}, kCuda)};
-}
-
-GroupedGemmArguments weight_gradient(int64_t G, int64_t total_k, int64_t m, int64_t n) {
-  return GroupedGemmArguments{TensorDesc(DType::bf16, {m, total_k}, {1, m}, kCuda),
-                              TensorDesc::contiguous(DType::bf16, {total_k, n}, kCuda),
-                              TensorDesc::contiguous(DType::bf16, {G, m, n}, kCuda), DType::fp32,
-                              TensorDesc::contiguous(DType::i32, {G}, kCuda)};
-}
-
 bool sm90_first(const Arguments& args) {
   const auto ops = get_operators(args, kHopper);
   return !ops.empty() && ops.front()->metadata().provider == "sm90";
 }
 
-TEST(Sm90GroupChunks, twenty_thousand_groups_find_every_sm90_operator_m_and_k_grouped) {
-  const Arguments m_grouped = forward(20000, 65536, 2048, 768);
-  const Arguments k_grouped = weight_gradient(20000, 65536, 256, 512);
+// Every sm90 operator of bf16 in and out serves each of `args`.
+void expect_every_bf16_operator_supports(const std::vector<Arguments>& args) {
   for (const OperatorPtr& op : testing::sm90_operators()) {
-    if (op->metadata().constraints.out_dtypes[0] != DType::bf16 || op->metadata().constraints.a_dtypes[0] != DType::bf16)
-      continue;
+    const auto& c = op->metadata().constraints;
+    if (c.out_dtypes[0] != DType::bf16 || c.a_dtypes[0] != DType::bf16) continue;
     SCOPED_TRACE(op->name());
-    Status s = op->supports(m_grouped, kHopper);
-    EXPECT_TRUE(s) << s.to_string();
-    s = op->supports(k_grouped, kHopper);
-    EXPECT_TRUE(s) << s.to_string();
+    for (const Arguments& a : args) {
+      const Status s = op->supports(a, kHopper);
+      EXPECT_TRUE(s) << s.to_string();
+    }
   }
+}
+
+TEST(Sm90GroupChunks, twenty_thousand_groups_find_every_sm90_operator_m_and_k_grouped) {
+  const Arguments m_grouped = testing::moe_forward(20000, 65536, 2048, 768);
+  const Arguments k_grouped = testing::moe_weight_gradient(20000, 65536, 256, 512);
+  expect_every_bf16_operator_supports({m_grouped, k_grouped});
   EXPECT_TRUE(sm90_first(m_grouped));
   EXPECT_TRUE(sm90_first(k_grouped));
 }
@@ -54,13 +48,13 @@ TEST(Sm90GroupChunks, a_design_that_needs_more_launches_is_estimated_slower_for_
   const OperatorPtr ring2 = default_registry().find("sm90a_grouped_gemm_bf16_f32acc_128x256x64_c1x1_s4_coop_tma_ring2");
   ASSERT_NE(ring2, nullptr);
   // 164 groups fill its table; 165 take two launches.
-  const double one = ring2->estimated_time_us(forward(164, 65536, 2048, 768), kHopper);
-  const double two = ring2->estimated_time_us(forward(165, 65536, 2048, 768), kHopper);
+  const double one = ring2->estimated_time_us(testing::moe_forward(164, 65536, 2048, 768), kHopper);
+  const double two = ring2->estimated_time_us(testing::moe_forward(165, 65536, 2048, 768), kHopper);
   EXPECT_GT(two, one + 5.0);
 }
 
 TEST(Sm90GroupChunks, zero_tail_is_served_by_sm90) {
-  GroupedGemmArguments args = forward(64, 4096, 2048, 768);
+  GroupedGemmArguments args = testing::moe_forward(64, 4096, 2048, 768);
   args.zero_tail = true;
   EXPECT_TRUE(sm90_first(args));
   const OperatorPtr op = get_operators(args, kHopper).front();
@@ -86,15 +80,7 @@ TEST(Sm90GroupChunks, k_zero_in_torch_layouts_is_served_by_sm90) {
                                  TensorDesc::contiguous(DType::bf16, {8, 256, 512}, kCuda), DType::fp32,
                                  TensorDesc::contiguous(DType::i32, {8}, kCuda)};
   EXPECT_TRUE(sm90_first(k_grouped));
-  for (const OperatorPtr& op : testing::sm90_operators()) {
-    if (op->metadata().constraints.out_dtypes[0] != DType::bf16 || op->metadata().constraints.a_dtypes[0] != DType::bf16)
-      continue;
-    SCOPED_TRACE(op->name());
-    Status s = op->supports(m_grouped, kHopper);
-    EXPECT_TRUE(s) << s.to_string();
-    s = op->supports(k_grouped, kHopper);
-    EXPECT_TRUE(s) << s.to_string();
-  }
+  expect_every_bf16_operator_supports({m_grouped, k_grouped});
 }
 
 }  // namespace

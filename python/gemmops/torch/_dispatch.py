@@ -13,12 +13,12 @@ from ._forms import GroupedMMError
 _COPY_BYTES_PER_US = 1.5e6
 
 
-def _raw_stream(device: int) -> int:
+def _stream_object_handle(device: int) -> int:
     return torch.cuda.current_stream(device).cuda_stream
 
 
-if hasattr(torch._C, "_cuda_getCurrentRawStream"):  # the same answer without making a Stream object
-    _raw_stream = torch._C._cuda_getCurrentRawStream  # noqa: F811
+# The current stream's raw handle without making a Stream object, where torch has the call.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", _stream_object_handle)
 
 
 def _arguments(form: str, a, b, out, offs):
