@@ -2,14 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sm90/grouped_gemm.hpp"
 
-#include <algorithm>
 #include <memory>
 #include <string>
 
 #include "core/env.hpp"
 #include "cuda/module.hpp"
 #include "jit/compile.hpp"
-#include "sm90/heuristics.hpp"
 #include "sm90/kernel_config.hpp"
 #include "sm90/kernel_problem.hpp"
 #include "sm90/launch_grouped.hpp"

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "core/env.hpp"
-#include "sm90/grouped_gemm.hpp"
 #include "sm90/heuristics.hpp"
 
 namespace gemmops::sm90 {

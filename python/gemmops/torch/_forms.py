@@ -84,14 +84,21 @@ def out_shape(form: str, mat_a: torch.Tensor, mat_b: torch.Tensor, offs: Optiona
     return (mat_a.shape[1], mat_b.shape[1])
 
 
-def new_out(form: str, mat_a: torch.Tensor, mat_b: torch.Tensor, offs: Optional[torch.Tensor],
-            dtype: torch.dtype) -> torch.Tensor:
-    """Uninitialised, row-major, rows padded to 16 bytes: the layout torch's grouped_mm returns (TMA
-    stores need 16-byte row strides)."""
+def out_layout(form: str, mat_a: torch.Tensor, mat_b: torch.Tensor, offs: Optional[torch.Tensor],
+               dtype: torch.dtype) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+    """(shape, strides) of the output torch's grouped_mm returns: row-major, rows padded to 16 bytes
+    (TMA stores need 16-byte row strides)."""
     shape = out_shape(form, mat_a, mat_b, offs)
     align = _ELEMENTS_PER_16_BYTES[dtype]
     padded = (shape[-1] + align - 1) // align * align
     strides = (padded, 1) if len(shape) == 2 else (shape[1] * padded, padded, 1)
+    return shape, strides
+
+
+def new_out(form: str, mat_a: torch.Tensor, mat_b: torch.Tensor, offs: Optional[torch.Tensor],
+            dtype: torch.dtype) -> torch.Tensor:
+    """An uninitialised output in out_layout()."""
+    shape, strides = out_layout(form, mat_a, mat_b, offs, dtype)
     return torch.empty_strided(shape, strides, dtype=dtype, device=mat_a.device)
 
 

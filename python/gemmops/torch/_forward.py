@@ -17,8 +17,7 @@ class _Call:
     def __init__(self, mat_a, mat_b, offs, out_dtype):
         self.form = _forms.form_of(mat_a, mat_b)
         self.dtype = _forms.check(self.form, mat_a, mat_b, offs, None, out_dtype)
-        probe = _forms.new_out(self.form, mat_a, mat_b, offs, self.dtype)
-        self.shape, self.strides = tuple(probe.shape), probe.stride()
+        self.shape, self.strides = _forms.out_layout(self.form, mat_a, mat_b, offs, self.dtype)
         # Nothing to sum, or (2d3d, 3d2d) no group: every element is a zero, no kernel is needed.
         self.zeros = _forms.contraction_is_empty(self.form, mat_a) or (
             self.form in ("2d3d", "3d2d") and offs.shape[0] == 0)
