@@ -6,6 +6,7 @@
 #include <string_view>
 #include <variant>
 
+#include "gemmops/epilogue.hpp"
 #include "gemmops/status.hpp"
 #include "gemmops/tensor.hpp"
 
@@ -18,6 +19,9 @@ namespace gemmops {
 struct GemmArguments {
   TensorDesc A, B, out;
   DType accumulator = DType::fp32;
+  /// Bias, activation and row scale applied before the store (epilogue.hpp); out's last
+  /// dimension is N / 2 with a gated activation.
+  EpilogueOps epilogue;
 };
 
 /// Grouped GEMM with int32 `offsets` (G,) of exclusive end positions; group i covers
@@ -40,6 +44,9 @@ struct GroupedGemmArguments {
   /// launch instead of a separate fill of all of out. The K-grouped form writes every element of
   /// out and ignores it.
   bool zero_tail = false;
+  /// M-grouped only: bias, activation and row scale applied before the store (epilogue.hpp);
+  /// out is (TotalM, N / 2) with a gated activation.
+  EpilogueOps epilogue;
 };
 
 using Arguments = std::variant<GemmArguments, GroupedGemmArguments>;

@@ -6,6 +6,7 @@
 #include "gemmops/autotune.hpp"
 #include "gemmops/device.hpp"
 #include "gemmops/dtype.hpp"
+#include "gemmops/epilogue.hpp"
 #include "gemmops/metadata.hpp"
 #include "gemmops/operator.hpp"
 #include "gemmops/plan.hpp"

@@ -1,0 +1,62 @@
+// include/gemmops/epilogue.hpp: what the epilogue computes from the accumulators before they are stored
+// (a meaning, not a mechanism: how the bytes leave is an operator's design, see metadata.hpp)
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "gemmops/tensor.hpp"
+
+namespace gemmops {
+
+/// The activation applied to each fp32 accumulator (after the bias, before the row scale).
+/// Gated activations pair a gate column with an up column of the GEMM's N = 2I and write I
+/// columns: out has half the columns of the product (see GateLayout).
+enum class Activation : int {
+  none = 0,
+  silu,          ///< x * sigmoid(x)
+  gelu_tanh,     ///< 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  relu_squared,  ///< max(x, 0)^2
+  swiglu,        ///< gated: silu(gate) * up
+  /// gated, gpt-oss: g = min(gate, limit), u = clamp(up, -limit, limit), out = (u + 1) * g * sigmoid(alpha g)
+  swiglu_oss,
+};
+inline constexpr Activation kAllActivations[] = {Activation::none, Activation::silu, Activation::gelu_tanh,
+                                                 Activation::relu_squared, Activation::swiglu,
+                                                 Activation::swiglu_oss};
+/// "none", "silu", "gelu_tanh", "relu_squared", "swiglu", "swiglu_oss".
+std::string_view name(Activation a);
+constexpr bool is_gated(Activation a) { return a == Activation::swiglu || a == Activation::swiglu_oss; }
+
+/// Where a gated activation finds its halves among the product's 2I columns.
+enum class GateLayout : int {
+  concatenated = 0,  ///< gate = columns [0, I), up = columns [I, 2I)
+  interleaved,       ///< gate = even columns, up = odd columns (gpt-oss's checkpoints)
+};
+/// "concatenated", "interleaved".
+std::string_view name(GateLayout g);
+
+/// The epilogue of an M-grouped, dense or batched GEMM. With every field at its default the product
+/// is stored as it is. Otherwise, per element of the product (row r of group g, column c):
+///   v = acc[r, c] + bias[g, c]            (bias present)
+///   v = activation(v)                     (gated: v = act(gate, up), the column count halves)
+///   out[r, c'] = convert(v * row_scale[r]) (row_scale present)
+/// all in fp32. The K- and N-grouped forms take no epilogue ops.
+struct EpilogueOps {
+  Activation activation = Activation::none;
+  GateLayout gate_layout = GateLayout::concatenated;
+  float alpha = 1.702f;  ///< swiglu_oss: the sigmoid's slope
+  float limit = 7.0f;    ///< swiglu_oss: the clamp of gate (above) and up (both sides)
+  /// Per-group bias over the product's N columns (2I when gated), fp32 or out's dtype, on out's
+  /// device, last dimension contiguous: (G, N) M-grouped, (N,) dense, (L, N) batched.
+  std::optional<TensorDesc> bias;
+  /// Per-row scale, fp32, contiguous, on out's device: (TotalM,) M-grouped (rows past
+  /// offsets[G-1] included), (M,) dense, (L, M) batched. MoE routing weights are one.
+  std::optional<TensorDesc> row_scale;
+
+  /// True when the product is stored as it is.
+  bool empty() const { return activation == Activation::none && !bias && !row_scale; }
+};
+
+}  // namespace gemmops
