@@ -25,8 +25,8 @@ enum class KernelSchedule : int { cooperative = 0, pingpong = 1 };
 /// One instantiation of the kernel; the host writes it with named fields, e.g.
 /// KernelConfig{.tile_m = 128, .tile_n = 256, .stages = 4, .consumers = 2, ...}.
 struct KernelConfig {
-  int tile_m = 128;          // cooperative: 64 * consumers (64 rows per warpgroup); ping-pong: a warpgroup's tile
-  int tile_n = 256;          // 64, 128 or 256 (one wgmma instruction spans the whole tile width)
+  int tile_m = 128;          // cooperative: the consumers' rows together (64 or 128 each); ping-pong: a warpgroup's tile
+  int tile_n = 256;          // 64, 128, 192 or 256 (one wgmma instruction spans the whole tile width)
   int tile_k = 64;           // one 128-byte swizzle row of 16-bit elements
   int stages = 4;            // shared-memory pipeline depth
   int consumers = 2;         // consumer warpgroups
@@ -50,7 +50,7 @@ struct KernelConfig {
 
   GEMMOPS_HD constexpr bool pingpong() const { return schedule == KernelSchedule::pingpong; }
   /// Rows of out one consumer warpgroup computes and stores per tile, in 64-row wgmma atoms.
-  GEMMOPS_HD constexpr int warpgroup_rows() const { return pingpong() ? tile_m : 64; }
+  GEMMOPS_HD constexpr int warpgroup_rows() const { return pingpong() ? tile_m : tile_m / consumers; }
   GEMMOPS_HD constexpr int m_atoms() const { return warpgroup_rows() / 64; }
   /// Tiles a CTA works on at once (the raster's footprint counts them).
   GEMMOPS_HD constexpr int tiles_in_flight() const { return pingpong() ? consumers : 1; }

@@ -114,7 +114,7 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
           ptx::tma_load_3d_multicast(b_dst + r0 * C.tile_k * 2, &p.map_b, k0, tc.col0 + r0, b_group, bar, kMask);
         } else {
 #pragma unroll
-          for (int j = static_cast<int>(rank); j < C.tile_n / 64; j += C.cluster_m)
+          for (int j = static_cast<int>(rank); j < C.tile_n / 64; j += C.cluster_m)  // (3 atoms: 2 + 1)
             ptx::tma_load_3d_multicast(b_dst + j * 64 * C.tile_k * 2, &p.map_b, tc.col0 + 64 * j, k0, b_group, bar,
                                        kMask);
         }
@@ -190,7 +190,6 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
   // issued its previous tile's MMAs. That keeps one's epilogue under the other's main loop, and it
   // is what makes skipping safe: the stages skipped have all been waited for, so a stage this
   // warpgroup waits on is never a whole ring ahead of its barrier (the parity would alias).
-  uint32_t turn_phase = 0;
   int nth = 0;       // tiles this CTA has walked
   int ring_pos = 0;  // the TMA epilogue's place in this warpgroup's ring of staging boxes
   for (Tiles<C, kConsumersDivideFast<C>> it(p, s.table); it.valid(); it.advance(), ++nth) {
@@ -202,19 +201,20 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         continue;
       }
       if (nth > 0) {  // the first tile of all has no predecessor
-        ptx::mbarrier_wait(&s.turn[consumer], turn_phase);
-        turn_phase ^= 1;
+        // This warpgroup's own tiles are every other one, so its (nth / 2)-th wait (consumer 1) or
+        // (nth / 2 - 1)-th (consumer 0) has that parity; computed, not carried, which saves the
+        // 128x192 ping-pong kernel the register it spilled.
+        ptx::mbarrier_wait(&s.turn[consumer], static_cast<uint32_t>(((nth >> 1) + consumer + 1) & 1));
       }
     }
     // This warpgroup's rows of out and its first atom of the stage's A tile.
-    const int row0 = tc.row0 + static_cast<int>(rank) * C.tile_m + (C.pingpong() ? 0 : 64 * consumer);
-    const int a_atom0 = C.pingpong() ? 0 : consumer;
+    const int row0 = tc.row0 + static_cast<int>(rank) * C.tile_m + (C.pingpong() ? 0 : C.warpgroup_rows() * consumer);
+    const int a_atom0 = C.pingpong() ? 0 : kAtoms * consumer;
     // Atoms whose 64 rows all lie past the group's end (the last tile of a group, or the second
     // CTA of a cluster) have nothing to compute or store; a warpgroup without live atoms only keeps
     // the pipeline going. Uniform across the warpgroup.
     const int rows_left = tc.row_end - row0;
     const int live_atoms = rows_left <= 0 ? 0 : ((rows_left + 63) / 64 < kAtoms ? (rows_left + 63) / 64 : kAtoms);
-    int prev_stage = -1;
     for (int kb = 0; kb < k_blocks; ++kb) {
       const int stage = cur.stage;
       ptx::mbarrier_wait(&s.full[stage], cur.phase);
@@ -273,8 +273,8 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         }
       }
       ptx::wgmma_wait<1>();  // the previous stage's MMAs are done: hand it back to the producer
-      if (prev_stage >= 0 && release_lane) release(prev_stage);
-      prev_stage = stage;
+      // The stage before this one (computed, not carried: a register the 192-wide kernels need).
+      if (kb > 0 && release_lane) release(stage == 0 ? C.stages - 1 : stage - 1);
       cur.advance();
     }
     if constexpr (C.pingpong()) {  // the other warpgroup's turn: its next tile's stages are next
@@ -286,7 +286,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     ptx::wgmma_wait<0>();
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
-    if (prev_stage >= 0 && release_lane) release(prev_stage);
+    if (k_blocks > 0 && release_lane) release(cur.stage == 0 ? C.stages - 1 : cur.stage - 1);
     if (live_atoms == 0) continue;
     if constexpr (C.split_k) {  // only the tile's last unit stores
       if (p.k_splits > 1) {
@@ -328,14 +328,16 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
 // ---------------------------------------------------------------- kernel
 template <KernelConfig C>
 __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __grid_constant__ GroupedGemmParams p) {
-  static_assert(C.pingpong() || C.tile_m == 64 * C.consumers, "cooperative: each consumer warpgroup owns 64 rows");
-  static_assert(!C.pingpong() || (C.consumers == 2 && C.tile_m % 64 == 0 && C.tile_m * C.tile_n <= 128 * 128),
-                "ping-pong: two warpgroups, each with at most 128 fp32 accumulators a thread");
+  static_assert(C.pingpong() || (C.tile_m % (64 * C.consumers) == 0 && C.m_atoms() <= 2),
+                "cooperative: each consumer warpgroup owns 64 or 128 rows");
+  // 192 fp32 accumulators a thread (128x192 a warpgroup) is the most that leaves the consumers
+  // registers for addresses and the epilogue under their 232-240 (setmaxnreg).
+  static_assert(C.m_atoms() * C.tile_n <= 2 * 192, "at most 192 fp32 accumulators a consumer thread");
+  static_assert(!C.pingpong() || (C.consumers == 2 && C.tile_m % 64 == 0), "ping-pong: two warpgroups");
   static_assert(C.tile_k == 64, "tile_k is one 128-byte swizzle row of 16-bit elements");
   static_assert(C.ab != ElemType::fp32, "fp32 inputs have no wgmma path here");
   static_assert(C.cluster_m == 1 || C.cluster_m == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(C.epilogue == 0 || C.out != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");
-  static_assert(C.b_major == BMajor::k || (C.tile_n / 64) % C.cluster_m == 0, "N-major B splits into whole atoms");
   static_assert(C.a_major == AMajor::k || C.tile_m % 64 == 0, "M-major A loads whole 64-row atoms");
   static_assert(!C.split_k || C.group_axis == GroupAxis::m, "the K-grouped form never splits K");
   extern __shared__ uint8_t smem_raw[];
@@ -362,12 +364,15 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   if constexpr (C.cluster_m > 1) ptx::cluster_sync();
 
   // ---- roles: warpgroup 0 produces (one warp issues TMA), the others consume
+  // 192 accumulators a thread (128x192 a warpgroup) need the consumers at 240 registers, so the
+  // producer gives up more: 32 * 128 + 240 * 256 fits the 64 K registers of the SM.
+  constexpr bool kWideAccumulators = C.m_atoms() * C.tile_n > 256;
   if (warpgroup == 0) {
-    ptx::setmaxnreg_dec<40>();
+    ptx::setmaxnreg_dec<kWideAccumulators ? 32 : 40>();
     if (threadIdx.x / 32 == 0 && ptx::elect_one()) produce<C>(p, s, rank);
     __syncwarp();
   } else {
-    ptx::setmaxnreg_inc<C.consumers == 1 ? 240 : 232>();
+    ptx::setmaxnreg_inc<C.consumers == 1 || kWideAccumulators ? 240 : 232>();
     consume<C>(p, s, warpgroup - 1, rank);
     if constexpr (C.epilogue == 1) TmaStoreEpilogue<C.out>::finish();
   }

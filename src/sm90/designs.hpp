@@ -20,7 +20,7 @@ struct Calibration {
 /// One kernel design: what metadata says (Design) plus what only the kernel needs.
 struct Sm90Design {
   Design design;
-  int consumers;  ///< consumer warpgroups; cooperative: design.tile_m == 64 * consumers
+  int consumers;  ///< consumer warpgroups; cooperative: each owns design.tile_m / consumers rows (64 or 128)
   Calibration calibration{};
 };
 

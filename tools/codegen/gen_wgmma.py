@@ -4,7 +4,7 @@
 # Usage: python3 tools/codegen/gen_wgmma.py > kernels/ptx/wgmma_mma.cuh
 import sys
 
-NS = (64, 128, 256)
+NS = (64, 128, 192, 256)
 TYPES = (("bf16", "bf16"), ("f16", "fp16"))
 
 def emit(n, ptx_t, name_t):
