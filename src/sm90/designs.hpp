@@ -22,7 +22,13 @@ struct Sm90Design {
   Design design;
   int consumers;  ///< consumer warpgroups; cooperative: each owns design.tile_m / consumers rows (64 or 128)
   Calibration calibration{};
+  /// Not yet timed on a GPU: its calibration is a guess, so discovery ranks it after every timed
+  /// design (kTrialPenaltyUs on its estimate) until a sweep fits one; autotune still times it.
+  bool trial = false;
 };
+
+/// Added to a trial design's estimate: more than any timed design's estimate of a real problem.
+inline constexpr double kTrialPenaltyUs = 1e9;
 
 /// Every registered design. Adding a design is one line in designs.cpp.
 std::span<const Sm90Design> sm90_designs();

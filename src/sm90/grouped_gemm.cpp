@@ -144,7 +144,8 @@ Status GroupedGemmOperator::do_run(const Arguments& args, const Artifact& artifa
 
 double GroupedGemmOperator::do_estimated_time_us(const Arguments& args, const Target&) const {
   const std::shared_ptr<const Sm90Plan> pl = plan(args);
-  return pl->status() ? pl->estimate_us() : 1e30;
+  if (!pl->status()) return 1e30;
+  return pl->estimate_us() + (design_.trial ? kTrialPenaltyUs : 0.0);
 }
 
 }  // namespace gemmops::sm90
