@@ -1,0 +1,58 @@
+// tests/unit/test_sm90_trial_designs.cpp: designs never timed on a GPU rank after every timed one
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gemmops/gemmops.hpp"
+#include "sm90/designs.hpp"
+
+namespace gemmops::sm90 {
+namespace {
+
+bool is_trial(const OperatorPtr& op) {
+  for (const Sm90Design& d : sm90_designs())
+    if (d.trial && op->metadata().provider == "sm90" && op->metadata().design == d.design) return true;
+  return false;
+}
+
+Arguments m_grouped(int64_t groups, int64_t total_m, int64_t n, int64_t k) {
+  const Device cuda = Device::cuda(0);
+  return GroupedGemmArguments{TensorDesc::contiguous(DType::bf16, {total_m, k}, cuda),
+                              TensorDesc(DType::bf16, {groups, k, n}, {n * k, 1, k}, cuda),
+                              TensorDesc::contiguous(DType::bf16, {total_m, n}, cuda), DType::fp32,
+                              TensorDesc::contiguous(DType::i32, {groups}, cuda)};
+}
+
+TEST(Sm90TrialDesigns, rank_after_every_timed_design) {
+  // The seed problem, a decode-sized one and a large one: the trial designs' guessed calibrations
+  // must not decide what any of them runs.
+  for (const Arguments& args : {m_grouped(12, 8192, 2048, 1024), m_grouped(128, 256, 4096, 7168),
+                                m_grouped(8, 65536, 4096, 4096)}) {
+    const std::vector<OperatorPtr> ops = get_operators(args, Target::sm(90, true));
+    ASSERT_FALSE(ops.empty());
+    bool seen_trial = false;
+    int trials = 0;
+    for (const OperatorPtr& op : ops) {
+      if (is_trial(op)) {
+        seen_trial = true;
+        ++trials;
+      } else if (op->metadata().provider == "sm90") {
+        EXPECT_FALSE(seen_trial) << op->name() << " (timed) ranks after a trial design";
+      }
+    }
+    EXPECT_GT(trials, 0) << "the trial designs support the M-grouped bf16 form and are listed";
+  }
+}
+
+TEST(Sm90TrialDesigns, trial_designs_are_listed_in_the_table) {
+  int trials = 0;
+  for (const Sm90Design& d : sm90_designs()) trials += d.trial;
+  EXPECT_GE(trials, 1);
+  EXPECT_LT(trials, static_cast<int>(sm90_designs().size()));
+}
+
+}  // namespace
+}  // namespace gemmops::sm90
