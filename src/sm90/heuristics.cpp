@@ -10,33 +10,17 @@
 
 #include "sm90/group_chunks.hpp"
 #include "sm90/kernel_config.hpp"
+#include "sm90/machine_model.hpp"
 
 namespace gemmops::sm90 {
 namespace {
 
-constexpr double kSms = 132;
-constexpr double kPeakFlops = 784e12;   // dense bf16 measured on an H200
-constexpr double kBandwidth = 4.0e12;   // DRAM bytes/s, copy bandwidth measured there
-constexpr double kL2Bandwidth = 13.9e12;  // bytes/s into shared memory when tiles re-read from L2 (fitted)
-constexpr double kLaunchUs = 10.0;       // launch, scheduler table and pipeline fill (fitted)
-// What a direct (register) store of a tile costs the main loop, as a bandwidth per SM share (fitted).
-constexpr double kStoreBandwidth = 2.3e12;
-constexpr double kTmaStoreShare = 0.33;  // the part of that cost the TMA epilogue does not overlap
-constexpr double kSplitKMemsetUs = 2.0;  // clearing the split-K flags before the launch
-constexpr double kSplitKMinGain = 0.9;   // a split must promise to save 10%
-// A stage's loads take a latency that grows with the share of them that misses L2 (fitted, M-grouped
-// and dense forms; see estimate_time_us).
-constexpr double kLoadLatencyUs = 1.2;
-constexpr double kDramMissLatencyUs = 2.0;
-// A K-major operand whose rows start 16 bytes off a 32-byte sector (K = 360 in bf16: 720-byte rows)
-// streams its tiles into shared memory about this much slower (fitted on one H200 run of
-// gpt-oss-120b TP8 down at K = 352, 360, 368 and 384: every design 1.0-1.6x slower at 360 only,
-// the more so the more bytes its tiles read per FLOP; bench/NOTES.md v11).
-constexpr double kMisalignedRowL2Cost = 2.8;
+constexpr const MachineModel& kModel = kH200;
+constexpr double kSplitKMinGain = 0.9;  // a split must promise to save 10%
 
-// The constants above marked fitted and each design's Calibration (designs.cpp) are fitted to a
-// sweep that timed every design on the 80 MoE shapes of the shared moe_shapes.csv, forward and
-// weight gradient (H200, uniform tokens; bench/bench_grouped.py --sweep): with them the first
+// The model's fields marked fitted (machine_model.hpp) and each design's Calibration (designs.cpp)
+// are fitted to a sweep that timed every design on the 80 MoE shapes of the shared moe_shapes.csv,
+// forward and weight gradient (H200, uniform tokens; bench/bench_grouped.py --sweep): with them the first
 // operator is on average within 0.7% of the fastest (1-2% on shapes held out of the fit), against
 // 2.7% for the constants before. bench/NOTES.md v7 has the run.
 
@@ -136,7 +120,7 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
   const double m_tiles = m_units * t.cluster_m;
   const double n_tiles = std::ceil(double(p.n) / t.tile_n);
   // Split-K: each tile is `splits` units over 1/splits of K; the last adds the others' fp32 partials.
-  const double waves = std::ceil(m_tiles * n_tiles * splits / (std::floor(kSms / t.cluster_m) * t.cluster_m));
+  const double waves = std::ceil(m_tiles * n_tiles * splits / (std::floor(kModel.sms / t.cluster_m) * t.cluster_m));
   // K-grouped: a group's partial last k-block costs its 16-wide slices (the even estimate's half a
   // block was fitted with the calibrations); an empty group's tiles only store.
   std::vector<double> group_k_blocks;
@@ -153,7 +137,8 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
       k_blocks = std::ceil(double(p.k) / groups / t.tile_k) + 0.5;
     }
   }
-  double k_block_us = 2.0 * t.tile_m * t.tile_n * t.tile_k / (kPeakFlops / kSms * cal.mainloop_efficiency) * 1e6;
+  const double sm_flops = kModel.peak_flops / kModel.sms;
+  double k_block_us = 2.0 * t.tile_m * t.tile_n * t.tile_k / (sm_flops * cal.mainloop_efficiency) * 1e6;
   const double esize = 2.0;
   const double a_bytes = double(p.rows) * double(p.k) * esize;
   const double b_bytes = double(p.k) * double(p.n) * esize * weight_groups;
@@ -167,23 +152,24 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
     // estimates carry their own fitted scales and were no better with it (1.003 -> 1.004).
     const double tile_reads = a_bytes * n_tiles + double(p.k) * double(p.n) * esize * m_units;
     const double miss = tile_reads > 0 ? std::min(1.0, (a_bytes + b_bytes) / tile_reads) : 0.0;
-    k_block_us = std::max(k_block_us, (kLoadLatencyUs + kDramMissLatencyUs * miss) / (t.stages - 1));
+    k_block_us = std::max(k_block_us, (kModel.load_latency_us + kModel.dram_miss_latency_us * miss) / (t.stages - 1));
   }
   const double tile_us = k_block_us * k_blocks;
   // Storing a tile from registers stalls the main loop for its bytes; the TMA epilogue overlaps
   // most of that with the next tile. A split unit writes (or the last one reads) fp32 partials.
   const double out_esize = double(size_of(p.out->dtype));
-  const double store_us = double(t.tile_m) * t.tile_n * out_esize / (kStoreBandwidth / kSms) * 1e6;
+  const double store_us = double(t.tile_m) * t.tile_n * out_esize / (kModel.store_bandwidth / kModel.sms) * 1e6;
   const double partial_us =
-      splits > 1 ? double(t.tile_m) * t.tile_n * 4.0 * (splits - 1) / (kStoreBandwidth / kSms) * 1e6 : 0.0;
-  const double epilogue_us = (t.epilogue == Epilogue::tma_store ? kTmaStoreShare * store_us : store_us) + partial_us;
+      splits > 1 ? double(t.tile_m) * t.tile_n * 4.0 * (splits - 1) / (kModel.store_bandwidth / kModel.sms) * 1e6 : 0.0;
+  const double epilogue_us =
+      (t.epilogue == Epilogue::tma_store ? kModel.tma_store_share * store_us : store_us) + partial_us;
   // Ping-pong hides every epilogue but the CTA's last under the other warpgroup's main loop.
   const bool pingpong = t.schedule == Schedule::pingpong;
   const double unit_fixed_us = cal.tile_overhead_us + (pingpong ? 0.0 : epilogue_us);
   double busiest_us = waves * (tile_us + unit_fixed_us);
   if (!group_k_blocks.empty()) {  // skewed K: tiles differ, so the busiest CTA sets the time, not the waves
     const double dealt = k_grouped_makespan_us(group_k_blocks, m_units_per_group * n_tiles,
-                                               static_cast<int>(std::floor(kSms / t.cluster_m)), unit_fixed_us,
+                                               static_cast<int>(std::floor(kModel.sms / t.cluster_m)), unit_fixed_us,
                                                k_block_us);
     if (dealt >= 0) busiest_us = dealt;
   }
@@ -191,22 +177,23 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
   // DRAM: every operand once (the raster keeps a group's B in L2 while its M tiles pass). L2: A once
   // per N tile, B once per M unit (a cluster's multicast serves all its CTAs), out once.
   const double out_bytes = double(p.out_rows) * double(p.n) * out_esize;
-  const double dram_us = (a_bytes + b_bytes + out_bytes) / (kBandwidth * cal.bandwidth_efficiency) * 1e6;
+  const double dram_us = (a_bytes + b_bytes + out_bytes) / (kModel.dram_bandwidth * cal.bandwidth_efficiency) * 1e6;
   const double b_tile_reads = double(p.k) * double(p.n) * esize * (k_grouped ? m_units_per_group : m_tiles / t.cluster_m);
   // Measured on the forward (M-grouped) form only; the K-grouped form's operands are not K-major.
   auto misaligned = [&](Major major, int64_t row_stride) {
     return !k_grouped && major == Major::k && (row_stride * int64_t(esize)) % 32 != 0;
   };
-  const double a_l2_cost = misaligned(p.a_major, p.a_stride) ? kMisalignedRowL2Cost : 1.0;
-  const double b_l2_cost = misaligned(p.b_major, p.b_n_stride) ? kMisalignedRowL2Cost : 1.0;
+  const double a_l2_cost = misaligned(p.a_major, p.a_stride) ? kModel.misaligned_row_l2_cost : 1.0;
+  const double b_l2_cost = misaligned(p.b_major, p.b_n_stride) ? kModel.misaligned_row_l2_cost : 1.0;
   const double l2_us =
-      (a_bytes * n_tiles * a_l2_cost + b_tile_reads * b_l2_cost + out_bytes) / kL2Bandwidth * 1e6;
+      (a_bytes * n_tiles * a_l2_cost + b_tile_reads * b_l2_cost + out_bytes) / kModel.l2_bandwidth * 1e6;
   // More groups than the design's scheduler table holds run as several launches (group_chunks.hpp),
   // each paying the launch, table and pipeline fill: a design with little room for the table
   // (the _ring2 designs: 164 groups) then yields to one with more.
   const KernelConfig config = make_kernel_config(d, DType::bf16, DType::bf16, Major::k, Major::k, k_grouped);
   const double launches = std::max<double>(1, double(launch_count(p, config)));
-  const double us = launches * (kLaunchUs + (splits > 1 ? kSplitKMemsetUs : 0.0)) + std::max({compute_us, dram_us, l2_us});
+  const double launch_us = kModel.launch_us + (splits > 1 ? kModel.split_k_memset_us : 0.0);
+  const double us = launches * launch_us + std::max({compute_us, dram_us, l2_us});
   return k_grouped ? us * cal.k_grouped_time_scale : us;
 }
 

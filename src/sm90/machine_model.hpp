@@ -1,0 +1,43 @@
+// src/sm90/machine_model.hpp: the machine the Hopper estimate (heuristics.cpp) models, as one named struct
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+namespace gemmops::sm90 {
+
+/// Rates and costs of one target part. Fields marked fitted were fitted together with each design's
+/// Calibration (designs.cpp) to an H200 sweep of every design on the 80 MoE shapes (bench/NOTES.md
+/// v7, v11); the others were measured there.
+struct MachineModel {
+  double sms;                      ///< streaming multiprocessors
+  double peak_flops;               ///< dense 16-bit FLOP/s
+  double dram_bandwidth;           ///< bytes/s, copy bandwidth
+  double l2_bandwidth;             ///< bytes/s into shared memory when tiles re-read from L2 (fitted)
+  double launch_us;                ///< launch, scheduler table and pipeline fill (fitted)
+  double store_bandwidth;          ///< a direct store's cost to the main loop, bytes/s over all SMs (fitted)
+  double tma_store_share;          ///< the part of that cost the TMA epilogue does not overlap
+  double split_k_memset_us;        ///< clearing the split-K flags before the launch
+  double load_latency_us;          ///< a stage's load latency from L2 (fitted)
+  double dram_miss_latency_us;     ///< added when every load misses L2 (fitted)
+  /// A K-major operand whose rows start 16 bytes off a 32-byte sector streams its tiles this much
+  /// slower (fitted on gpt-oss-120b TP8 down at K = 352, 360, 368, 384; bench/NOTES.md v11).
+  double misaligned_row_l2_cost;
+};
+
+/// An H200 (SXM, 700 W). The estimate orders designs the same way on every machine (discovery is
+/// pure), so H100s are ranked with it too: the same SMs and the same shared memory, where the
+/// ranking is decided; their lower bandwidth shifts times, rarely the order.
+inline constexpr MachineModel kH200{
+    .sms = 132,
+    .peak_flops = 784e12,
+    .dram_bandwidth = 4.0e12,
+    .l2_bandwidth = 13.9e12,
+    .launch_us = 10.0,
+    .store_bandwidth = 2.3e12,
+    .tma_store_share = 0.33,
+    .split_k_memset_us = 2.0,
+    .load_latency_us = 1.2,
+    .dram_miss_latency_us = 2.0,
+    .misaligned_row_l2_cost = 2.8,
+};
+
+}  // namespace gemmops::sm90
