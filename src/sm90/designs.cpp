@@ -20,45 +20,108 @@ constexpr Design tile(int m, int n, int stages, Schedule s, int cluster_m = 1, E
 // the fastest design, and better on every held-out half tried (bench/NOTES.md v10).
 const Sm90Design kDesigns[] = {
     // Large problems: B multicast to 2 CTAs halves its L2 traffic.
-    {tile(128, 256, 4, Schedule::cooperative, 2), 2, {0.93, 0.80, 0.0, 1.04}},
-    {tile(128, 128, 6, Schedule::cooperative, 2), 2, {0.82, 0.70, 0.0}},
+    {.design = tile(128, 256, 4, Schedule::cooperative, 2),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.93, .bandwidth_efficiency = 0.80,
+                     .tile_overhead_us = 0.0, .k_grouped_time_scale = 1.04}},
+    {.design = tile(128, 128, 6, Schedule::cooperative, 2),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.82, .bandwidth_efficiency = 0.70,
+                     .tile_overhead_us = 0.0}},
     // Short K (down projections): the TMA epilogue overlaps the stores with the next tile, at the
     // price of one stage of shared memory for the staging slabs (16-bit outputs only).
-    {tile(128, 256, 3, Schedule::cooperative, 2, Epilogue::tma_store), 2, {0.89, 0.73, 0.5}},
+    {.design = tile(128, 256, 3, Schedule::cooperative, 2, Epilogue::tma_store),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.89, .bandwidth_efficiency = 0.73,
+                     .tile_overhead_us = 0.5}},
     // CUTLASS's choice for torch._grouped_mm: four stages and a staging ring of two boxes per
     // warpgroup (a quarter of the tile), so the stores still overlap the next tile.
-    {tile(128, 256, 4, Schedule::cooperative, 2, Epilogue::tma_store, 2), 2, {0.96, 0.75, 0.3, 1.04}},
-    {tile(128, 256, 4, Schedule::cooperative, 1, Epilogue::tma_store, 2), 2, {0.95, 0.85, 0.3, 1.04}},
+    {.design = tile(128, 256, 4, Schedule::cooperative, 2, Epilogue::tma_store, 2),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.96, .bandwidth_efficiency = 0.75,
+                     .tile_overhead_us = 0.3, .k_grouped_time_scale = 1.04}},
+    {.design = tile(128, 256, 4, Schedule::cooperative, 1, Epilogue::tma_store, 2),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.95, .bandwidth_efficiency = 0.85,
+                     .tile_overhead_us = 0.3, .k_grouped_time_scale = 1.04}},
     // (Refitted on a weight-gradient sweep: its per-tile cost made it the pick for gpt-oss decode
     // weight gradients, 27% slower than 128x256; bench/NOTES.md v8.)
-    {tile(128, 128, 5, Schedule::cooperative, 2, Epilogue::tma_store), 2, {0.86, 0.65, 0.5, 1.04}},
+    {.design = tile(128, 128, 5, Schedule::cooperative, 2, Epilogue::tma_store),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.86, .bandwidth_efficiency = 0.65,
+                     .tile_overhead_us = 0.5, .k_grouped_time_scale = 1.04}},
     // (Three tiles of TMA staging with three stages, for store-bound weight gradients, measured
     // 7-40% slower than this design on all 26 decode-sized ones: bench/NOTES.md v8.)
-    {tile(128, 256, 4, Schedule::cooperative), 2, {0.95, 0.95, 0.0, 1.04}},  // most FLOPs per byte of smem
-    {tile(128, 128, 6, Schedule::cooperative), 2, {0.84, 0.85, 0.0}},  // mid-size N, more tiles
+    // Most FLOPs per byte of smem.
+    {.design = tile(128, 256, 4, Schedule::cooperative),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.95, .bandwidth_efficiency = 0.95,
+                     .tile_overhead_us = 0.0, .k_grouped_time_scale = 1.04}},
+    // Mid-size N, more tiles.
+    {.design = tile(128, 128, 6, Schedule::cooperative),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.84, .bandwidth_efficiency = 0.85,
+                     .tile_overhead_us = 0.0}},
     // Ping-pong: each of the two warpgroups owns a whole tile and they take the CTA's tiles in
     // turn, so one's epilogue (and its wait for the next tile's first stage) runs under the
     // other's main loop.
-    {tile(128, 128, 6, Schedule::pingpong), 2, {0.95, 0.85, 1.8, 1.08}},
+    {.design = tile(128, 128, 6, Schedule::pingpong),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.95, .bandwidth_efficiency = 0.85,
+                     .tile_overhead_us = 1.8, .k_grouped_time_scale = 1.08}},
     // (128x128 ping-pong with 2-CTA clusters: no longer hangs since the v9 turn fix, but the
     // fastest design on 2 of 160 forward rows, by under 2%, and on none of 160 weight-gradient rows;
     // 26% slower than the best design on average: bench/NOTES.md v11.)
-    {tile(64, 256, 5, Schedule::pingpong), 2, {0.97, 1.05, 2.0, 1.08}},  // 64-row tiles waste least of a group's last tile
-    {tile(64, 256, 5, Schedule::pingpong, 2), 2, {0.94, 1.00, 2.0, 1.04}},
-    {tile(128, 128, 4, Schedule::pingpong, 1, Epilogue::tma_store), 2, {0.78, 0.68, 0.6, 1.12}},
+    // 64-row tiles waste least of a group's last tile.
+    {.design = tile(64, 256, 5, Schedule::pingpong),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.97, .bandwidth_efficiency = 1.05,
+                     .tile_overhead_us = 2.0, .k_grouped_time_scale = 1.08}},
+    {.design = tile(64, 256, 5, Schedule::pingpong, 2),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.94, .bandwidth_efficiency = 1.00,
+                     .tile_overhead_us = 2.0, .k_grouped_time_scale = 1.04}},
+    {.design = tile(128, 128, 4, Schedule::pingpong, 1, Epilogue::tma_store),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.78, .bandwidth_efficiency = 0.68,
+                     .tile_overhead_us = 0.6, .k_grouped_time_scale = 1.12}},
     // Trial designs (Sm90Design::trial): compiled and tested, not yet timed on a GPU, so ranked
     // after every timed design until a sweep fits their calibrations (bench/NOTES.md v16).
     // 192-wide tiles (QuACK's pick for the seed problem): 2048 columns are 11 tiles, and 128-row
     // tiles of the seed's 683-row groups make 792 tiles, 6 per SM on 132 SMs where 128x256 makes
     // 4.4 waves. Cooperative, 128 rows a warpgroup: 192 accumulators a thread. (A 128x192
     // ping-pong warpgroup holds as many and spills 4-24 bytes under NVRTC: not registered.)
-    {tile(128, 192, 5, Schedule::cooperative, 2), 2, {0.90, 0.85, 0.0, 1.04}, true},
-    {tile(128, 192, 4, Schedule::cooperative, 2, Epilogue::tma_store, 2), 2, {0.90, 0.85, 0.3, 1.04}, true},
-    {tile(128, 192, 4, Schedule::cooperative, 1, Epilogue::tma_store, 2), 2, {0.90, 0.85, 0.3, 1.04}, true},
+    {.design = tile(128, 192, 5, Schedule::cooperative, 2),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.90, .bandwidth_efficiency = 0.85,
+                     .tile_overhead_us = 0.0, .k_grouped_time_scale = 1.04},
+     .trial = true},
+    {.design = tile(128, 192, 4, Schedule::cooperative, 2, Epilogue::tma_store, 2),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.90, .bandwidth_efficiency = 0.85,
+                     .tile_overhead_us = 0.3, .k_grouped_time_scale = 1.04},
+     .trial = true},
+    {.design = tile(128, 192, 4, Schedule::cooperative, 1, Epilogue::tma_store, 2),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.90, .bandwidth_efficiency = 0.85,
+                     .tile_overhead_us = 0.3, .k_grouped_time_scale = 1.04},
+     .trial = true},
     // 256-row cooperative tiles, 128 rows a warpgroup: half the B traffic per FLOP of 128-row ones.
-    {tile(256, 128, 4, Schedule::cooperative, 2), 2, {0.90, 0.85, 0.0, 1.04}, true},
-    {tile(64, 128, 8, Schedule::small_m), 1, {0.64, 0.95, 0.5}},  // decode: groups of a few rows, weight-bandwidth bound
-    {tile(64, 256, 5, Schedule::small_m), 1, {0.86, 1.05, 1.5}},  // decode with wide N: fewer, longer weight streams
+    {.design = tile(256, 128, 4, Schedule::cooperative, 2),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.90, .bandwidth_efficiency = 0.85,
+                     .tile_overhead_us = 0.0, .k_grouped_time_scale = 1.04},
+     .trial = true},
+    // Decode: groups of a few rows, weight-bandwidth bound.
+    {.design = tile(64, 128, 8, Schedule::small_m),
+     .consumers = 1,
+     .calibration = {.mainloop_efficiency = 0.64, .bandwidth_efficiency = 0.95,
+                     .tile_overhead_us = 0.5}},
+    // Decode with wide N: fewer, longer weight streams.
+    {.design = tile(64, 256, 5, Schedule::small_m),
+     .consumers = 1,
+     .calibration = {.mainloop_efficiency = 0.86, .bandwidth_efficiency = 1.05,
+                     .tile_overhead_us = 1.5}},
 };
 
 }  // namespace
