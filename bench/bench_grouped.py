@@ -5,6 +5,14 @@
 #   python3 bench/bench_grouped.py [--shapes moe_shapes.csv] [--dists uniform,zipf] [--csv out.csv]
 #                                  [--markdown BENCHMARKS.md] [--limit N] [--filter TEXT] [--form fwd|wgrad]
 #                                  [--sweep sweep.csv [--split-k 1,2,4]] [--ab VAR=VALUE ...]
+#                                  [--peers [--quack-tuned]] [--epilogue swiglu [--gate-layout interleaved]]
+#                                  [--plot rows.png]
+#
+# --peers also times QuACK's grouped GEMM (its default config; --quack-tuned adds its autotuned one)
+# in the same round-robin when it is importable, adding its time and our speed-up over it to each row
+# (bench/peers.py). --epilogue times a fused epilogue op instead (bench/bench_epilogue.py): the fused
+# kernel against the plain GEMM, the plain GEMM then the activation in torch, torch._grouped_mm then
+# the activation, and with --peers QuACK's fused gemm_act / gemm_gated. --plot draws the speed-ups.
 #
 # --form fwd (default) times the forward, M-grouped: out (TotalM,N) = A (TotalM,K) @ B[g] (K,N).
 # --form wgrad times the weight gradient of the same layer, K-grouped: dB[g] (K,N) = A_g^T @ dOut_g,
@@ -31,6 +39,9 @@ import torch
 
 import gemmops as ops
 from bench_common import wait_or_exit as common_wait_or_exit
+from bench_epilogue import EPILOGUE_HEADER, bench_one_epilogue, epilogue_summary, format_epilogue_row, write_epilogue_markdown
+from peers import peer_columns, peer_summary, quack_candidates, quack_interface
+from plot_rows import plot_rows
 from roofline import DECODE_MAX_TOTAL_M, PEAK, geometric_mean, roofline_columns, roofline_summary
 
 # Used when no shapes file is given: the scenarios the performance targets name.
@@ -96,25 +107,39 @@ class Timer:
         self.scrub = torch.empty(max(2 * l2_bytes, 256 << 20), dtype=torch.uint8, device="cuda")
 
     def interleaved_medians_us(self, fns, reps=30):
-        graphs = {}
+        replays = {}
         for name, fn in fns.items():
             fn()  # compile / warm up outside the capture
             wait_or_exit(name)
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g, stream=torch.cuda.Stream()):
-                fn()
-            graphs[name] = g
-        times = {name: [] for name in graphs}
+            replays[name] = self.captured(name, fn)
+        times = {name: [] for name in replays}
         for _ in range(reps):
-            for name, g in graphs.items():
+            for name, replay in replays.items():
                 self.scrub.zero_()
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
-                g.replay()
+                replay()
                 end.record()
                 end.synchronize()
                 times[name].append(start.elapsed_time(end) * 1e3)
         return {name: statistics.median(t) for name, t in times.items()}
+
+    EAGER = set()  # candidates that could not be captured, timed eagerly (their host time included)
+
+    def captured(self, name, fn):
+        """A graph replay of fn; fn itself when it cannot be captured (a peer library may not allow it),
+        which the run then says."""
+        g = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(g, stream=torch.cuda.Stream()):
+                fn()
+        except Exception as e:  # noqa: BLE001 - any capture failure means eager timing
+            torch.cuda.synchronize()
+            if name not in Timer.EAGER:
+                print(f"  {name}: not capturable ({type(e).__name__}), timed eagerly", flush=True)
+            Timer.EAGER.add(name)
+            return fn
+        return g.replay
 
 
 def bench_one(timer, shape, dist, gen, check=True):
@@ -141,7 +166,8 @@ def bench_one(timer, shape, dist, gen, check=True):
     t = timer.interleaved_medians_us({
         "ours": run_ops, "ours again": run_ops,  # the same kernel twice: the row's noise
         "torch": lambda: torch._grouped_mm(A, B, offs=offsets, out_dtype=torch.bfloat16),
-        "dense": lambda: torch.mm(A, W), **memory_pass, **ab_candidates(op, args)})
+        "dense": lambda: torch.mm(A, W), **memory_pass, **ab_candidates(op, args),
+        **(quack_candidates(A, B, offsets, QUACK_TUNED) if PEERS else {})})
     t_ops, t_torch, t_dense = t["ours"], t["torch"], t["dense"]
 
     err = float("nan")
@@ -159,6 +185,7 @@ def bench_one(timer, shape, dist, gen, check=True):
         "frac_of_dense": t_dense / t_ops, "rel_err": err,
         **roofline_columns(flops, bytes_moved, t_ops, t_torch, t.get("memory pass", float("nan"))),
         "repro": f"python3 bench/bench_grouped.py --filter '{model}' --dists {dist}", **ab_columns(t, t_ops),
+        **(peer_columns(t, t_ops, flops) if PEERS else {}),
     }
 
 
@@ -212,6 +239,10 @@ SPLITS = None  # with --split-k: the split factors each of the first operators i
 
 
 AB = []  # with --ab: (variable, value) pairs our operator is also timed with
+
+
+PEERS = False  # with --peers: QuACK's grouped GEMM timed in the same round-robin (when importable)
+QUACK_TUNED = False  # with --quack-tuned: also QuACK autotuned (its first call of a shape tunes)
 
 
 def with_env(fn, name, value):
@@ -291,6 +322,12 @@ def main():
     ap.add_argument("--split-k", help="with --sweep: time the first four operators with K split these ways, e.g. 1,2,4")
     ap.add_argument("--ab", action="append", default=[], metavar="VAR=VALUE",
                     help="also time our operator with this GEMMOPS_* variable set (repeatable)")
+    ap.add_argument("--peers", action="store_true", help="also time QuACK (default config) when importable")
+    ap.add_argument("--quack-tuned", action="store_true", help="with --peers: also QuACK autotuned (slow first call)")
+    ap.add_argument("--epilogue", choices=["silu", "gelu_tanh", "relu_squared", "swiglu", "swiglu_oss"],
+                    help="time this fused epilogue op against the plain GEMM and the unfused ways (forward only)")
+    ap.add_argument("--gate-layout", choices=["concatenated", "interleaved"], default="concatenated")
+    ap.add_argument("--plot", help="a PNG of each row's speed-ups (over torch, and QuACK with --peers)")
     ap.add_argument("--peak-tflops", type=float, default=784.0, help="the roofline's compute rate (H200 bf16 dense)")
     ap.add_argument("--peak-tbps", type=float, default=4.2, help="the roofline's memory rate (H200 copy)")
     a = ap.parse_args()
@@ -299,7 +336,17 @@ def main():
     AB[:] = [tuple(x.split("=", 1)) for x in a.ab]
     SWEEP = [] if a.sweep else None
     SPLITS = [int(x) for x in a.split_k.split(",")] if a.split_k else None
+    global PEERS, QUACK_TUNED
+    PEERS, QUACK_TUNED = a.peers, a.quack_tuned
     run_one = bench_one if a.form == "fwd" else bench_one_wgrad
+    if a.epilogue:
+        if a.form != "fwd":
+            ap.error("--epilogue times the forward (M-grouped) form only")
+        run_one = lambda timer, shape, dist, gen: bench_one_epilogue(
+            timer, shape, dist, gen, group_sizes, a.epilogue, a.gate_layout, a.peers, a.quack_tuned)
+    if a.peers:
+        qi, why = quack_interface()
+        print("peers: QuACK " + ("importable" if qi else f"not importable ({why}): its columns stay empty"))
     status = ops.utils.device.device_or_env_supports("90a")
     if not status:
         print(f"skipping: {status.error}")
@@ -313,7 +360,7 @@ def main():
     gen = torch.Generator().manual_seed(0)
     rows = []
     hdr = f"{'model':<16}{'scenario':<34}{'dist':<8}{'G':>5}{'TotalM':>7}{'N':>6}{'K':>6} {'ours us':>8}{'torch us':>9}{'dense us':>9}{'TFLOP/s':>8}{'x torch':>8}{'of dense':>9}{'TB/s':>6} err"
-    print(hdr)
+    print(EPILOGUE_HEADER if a.epilogue else hdr)
     for shape in shapes:
         for dist in a.dists.split(","):
             CURRENT_ROW = f"{shape[0]} {shape[1]} {dist} G={shape[2]} TotalM={shape[3]} N={shape[4]} K={shape[5]} {a.form}"
@@ -329,17 +376,26 @@ def main():
                     w = csv.writer(f)
                     w.writerow(["form", "model", "scenario", "dist", "G", "TotalM", "N", "K", "operator", "rank", "us"])
                     w.writerows(SWEEP)  # after every row: a cut-short run still leaves its numbers
+            if a.epilogue:
+                print(format_epilogue_row(r), flush=True)
+                continue
             print(f"{r['model'][:15]:<16}{r['scenario'][:33]:<34}{dist:<8}{r['G']:>5}{r['TotalM']:>7}{r['N']:>6}{r['K']:>6} "
                   f"{r['gemmops_us']:>8.1f}{r['torch_us']:>9.1f}{r['dense_us']:>9.1f}{r['gemmops_tflops']:>8.0f}"
                   f"{r['speedup_vs_torch']:>8.2f}{r['frac_of_dense']:>9.2f}{r['gemmops_tbps']:>6.2f} {r['rel_err']:.1e}"
                   + "".join(f" | {n}={v}: {r[f'ab {n}={v} ratio']:.3f}" for n, v in AB), flush=True)
-    if rows:
+    if rows and a.plot:
+        plot_rows(rows, a.plot, props.name)
+    if rows and a.epilogue:
+        print(epilogue_summary(rows, geometric_mean))
+    elif rows:
         geo = geometric_mean([r["speedup_vs_torch"] for r in rows])
         slower = sum(1 for r in rows if r["speedup_vs_torch"] < 1.0)
         noise = statistics.median(abs(r["gemmops_repeat_us"] / r["gemmops_us"] - 1) for r in rows)
         print(f"geometric-mean speed-up vs torch._grouped_mm: {geo:.3f}x over {len(rows)} rows; slower rows: {slower}; "
               f"median repeat spread of our timing: {100 * noise:.1f}%")
         print(roofline_summary(rows))
+        if PEERS:
+            print(peer_summary(rows, geometric_mean))
         for n, v in AB:  # per distribution: an option may pay off on skewed rows only
             for dist in a.dists.split(","):
                 ratios = [r[f"ab {n}={v} ratio"] for r in rows if r["dist"] == dist]
@@ -355,8 +411,15 @@ def write_outputs(a, rows, device):
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
             w.writeheader()
             w.writerows(rows)
-    if a.markdown:
+    if a.markdown and a.epilogue:
+        write_epilogue_markdown(a.markdown, rows, device, geometric_mean)
+    elif a.markdown:
         write_markdown(a.markdown, rows, device)
+
+
+def peer_cells(r):
+    us, x = r.get("quack_us", float("nan")), r.get("speedup_vs_quack", float("nan"))
+    return ("| | " if us != us else f"{us:.1f} | {x:.2f} | ")
 
 
 def write_markdown(path, rows, device):
@@ -371,14 +434,18 @@ def write_markdown(path, rows, device):
                 f"kernel in one row differ by {100 * noise:.1f}% (median): smaller differences are noise.\n\n")
         f.write(roofline_summary(rows) + " Columns: *of floor* is the row's floor over our time; *pass TB/s* "
                 "the memory pass's rate on decode rows.\n\n")
-        f.write("| model | scenario | dist | G | TotalM | N | K | gemmops us | torch us | dense us | TFLOP/s | x torch | of dense | TB/s | of floor | pass TB/s | operator |\n")
-        f.write("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+        peers = any(r.get("quack_us", float("nan")) == r.get("quack_us") for r in rows)
+        if peers:
+            f.write(peer_summary(rows, geometric_mean) + ".\n\n")
+        f.write("| model | scenario | dist | G | TotalM | N | K | gemmops us | torch us | dense us | TFLOP/s | x torch | of dense | TB/s | of floor | pass TB/s |"
+                + (" QuACK us | x QuACK |" if peers else "") + " operator |\n")
+        f.write("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if peers else "") + "---|\n")
         for r in rows:
             pass_tbps = "" if math.isnan(r["memory_pass_tbps"]) else f"{r['memory_pass_tbps']:.2f}"
             f.write(f"| {r['model']} | {r['scenario']} | {r['dist']} | {r['G']} | {r['TotalM']} | {r['N']} | {r['K']} | "
                     f"{r['gemmops_us']:.1f} | {r['torch_us']:.1f} | {r['dense_us']:.1f} | {r['gemmops_tflops']:.0f} | "
                     f"{r['speedup_vs_torch']:.2f} | {r['frac_of_dense']:.2f} | {r['gemmops_tbps']:.2f} | "
-                    f"{r['of_roofline']:.2f} | {pass_tbps} | `{r['operator']}` |\n")
+                    f"{r['of_roofline']:.2f} | {pass_tbps} | " + (peer_cells(r) if peers else "") + f"`{r['operator']}` |\n")
 
 
 if __name__ == "__main__":

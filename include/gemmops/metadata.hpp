@@ -59,6 +59,9 @@ struct OperatorMetadata {
   OperandConstraints constraints;
   Design design;
   Target target;                    ///< the architecture the operator is built for
+  /// A design not yet timed on hardware: its estimate is a guess, so discovery ranks it after every
+  /// other operator (autotune still times it).
+  bool trial = false;
 };
 
 /// The one function that names operators, in a fixed order: target, operation, dtypes, accumulator,

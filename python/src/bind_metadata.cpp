@@ -107,6 +107,7 @@ nb::dict metadata_to_dict(const OperatorMetadata& md) {
   out["target"] = md.target.to_string();
   out["design"] = design;
   out["constraints"] = constraints;
+  out["trial"] = md.trial;
   return out;
 }
 

@@ -27,7 +27,8 @@ struct Sm90Design {
   bool trial = false;
 };
 
-/// Added to a trial design's estimate: more than any timed design's estimate of a real problem.
+/// Added to a trial design's estimate: more than any other operator's estimate of a real problem
+/// (the portable one's included), so trial designs rank last.
 inline constexpr double kTrialPenaltyUs = 1e9;
 
 /// Every registered design. Adding a design is one line in designs.cpp.

@@ -21,6 +21,7 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   m.target = Target::sm(90, true);
   m.provider = "sm90";
   m.design = d.design;
+  m.trial = d.trial;
   m.name = make_operator_name(m.target, "grouped_gemm", ab, out, DType::fp32, d.design);
   auto& c = m.constraints;
   c.kinds = {OperationKind::grouped_m, OperationKind::gemm, OperationKind::batched_gemm, OperationKind::grouped_k};

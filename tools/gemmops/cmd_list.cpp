@@ -19,6 +19,7 @@ constexpr std::string_view kSummary =
 
 std::string estimate(const Operator& op, const Arguments& args, const std::optional<Target>& target) {
   if (!target) return "-";
+  if (op.metadata().trial) return "trial";  // not yet timed on a GPU: ranked last, its guess not shown
   double us = op.estimated_time_us(args, *target);
   if (!std::isfinite(us) || us <= 0) return "-";
   char buf[32];
