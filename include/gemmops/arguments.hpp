@@ -33,8 +33,13 @@ struct GemmArguments {
 ///   N-grouped:                      A (G,M,K) x B (K,TotalN) -> out (M,TotalN); group i computes
 ///     the columns of its N range, out[:, cols] = A[i] x B[:, cols]. Columns of out at or past
 ///     offsets[G-1] are left untouched, or set to zero with `zero_tail`. OperationKind::grouped_n
+///   Masked M-grouped (an expert-parallel dispatcher's decode layout, e.g. DeepEP's low-latency
+///     path): A (G,MaxM,K) x B (G,K,N) -> out (G,MaxM,N); offsets (G,) hold each group's valid row
+///     count: group i covers rows [0, offsets[i]) of A[i] and out[i]; out[i]'s other rows are left
+///     untouched. Counts are clamped to [0, MaxM] on the device. OperationKind::grouped_m_masked
 /// The form follows from the ranks: B of rank 3 is M-grouped, out of rank 3 is K-grouped, A of
-/// rank 3 is N-grouped (torch.nn.functional.grouped_mm's 2d x 3d, 2d x 2d and 3d x 2d).
+/// rank 3 is N-grouped (torch.nn.functional.grouped_mm's 2d x 3d, 2d x 2d and 3d x 2d), all three of
+/// rank 3 the masked M-grouped form.
 struct GroupedGemmArguments {
   TensorDesc A, B, out;
   DType accumulator = DType::fp32;
@@ -44,6 +49,10 @@ struct GroupedGemmArguments {
   /// launch instead of a separate fill of all of out. The K-grouped form writes every element of
   /// out and ignores it.
   bool zero_tail = false;
+  /// M-grouped only: group i starts at offsets[i-1] rounded up to a multiple of this (a power of
+  /// two; 1: right after the previous group). The rows in between (an expert-parallel dispatcher's
+  /// aligned prefix sums pad each group) are neither read nor written, nor zeroed by `zero_tail`.
+  int32_t group_alignment = 1;
   /// M-grouped only: bias, activation and row scale applied before the store (epilogue.hpp);
   /// out is (TotalM, N / 2) with a gated activation.
   EpilogueOps epilogue;
@@ -51,17 +60,17 @@ struct GroupedGemmArguments {
 
 using Arguments = std::variant<GemmArguments, GroupedGemmArguments>;
 
-enum class OperationKind { gemm, batched_gemm, grouped_m, grouped_k, grouped_n };
-inline constexpr OperationKind kAllOperationKinds[] = {OperationKind::gemm, OperationKind::batched_gemm,
+enum class OperationKind { gemm, batched_gemm, grouped_m, grouped_k, grouped_n, grouped_m_masked };
+inline constexpr OperationKind kAllOperationKinds[] = {OperationKind::gemm,      OperationKind::batched_gemm,
                                                        OperationKind::grouped_m, OperationKind::grouped_k,
-                                                       OperationKind::grouped_n};
-/// "gemm", "batched_gemm", "grouped_gemm_m", "grouped_gemm_k", "grouped_gemm_n".
+                                                       OperationKind::grouped_n, OperationKind::grouped_m_masked};
+/// "gemm", "batched_gemm", "grouped_gemm_m", "grouped_gemm_k", "grouped_gemm_n", "grouped_gemm_m_masked".
 std::string_view name(OperationKind k);
 
 /// The sizes of a problem, after validation. For grouped_m, `m` is TotalM (A's rows) and `groups`
 /// is G; for grouped_k, `k` is TotalK; for grouped_n, `m` is M, `n` is TotalN (B's columns), `k`
-/// is K and `groups` is G (A's first dimension); for batched_gemm, `groups` is L; for gemm,
-/// `groups` is 1.
+/// is K and `groups` is G (A's first dimension); for grouped_m_masked, `m` is G * MaxM (A's rows,
+/// padding included) and `groups` is G; for batched_gemm, `groups` is L; for gemm, `groups` is 1.
 struct ProblemShape {
   OperationKind kind = OperationKind::gemm;
   int64_t m = 0, n = 0, k = 0, groups = 1;

@@ -50,6 +50,8 @@ struct OperandConstraints {
   bool out_row_major = false;         ///< out's last dimension must have stride 1
   int alignment_bytes = 1;            ///< data pointers and every non-unit stride, in bytes
   Device::Kind device = Device::Kind::cpu;
+  /// M-grouped: serves groups that start at aligned offsets (GroupedGemmArguments::group_alignment > 1).
+  bool aligned_groups = false;
 };
 
 /// Everything discovery knows about an operator without compiling or running it.

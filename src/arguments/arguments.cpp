@@ -34,6 +34,7 @@ std::string_view name(OperationKind k) {
     case OperationKind::grouped_m: return "grouped_gemm_m";
     case OperationKind::grouped_k: return "grouped_gemm_k";
     case OperationKind::grouped_n: return "grouped_gemm_n";
+    case OperationKind::grouped_m_masked: return "grouped_gemm_m_masked";
   }
   return "unknown";
 }
@@ -67,6 +68,9 @@ Result<ProblemShape> problem_shape(const Arguments& args) {
     case OperationKind::grouped_m: p.m = A.size(0), p.k = A.size(1), p.groups = B.size(0), p.n = B.size(2); break;
     case OperationKind::grouped_k: p.m = A.size(0), p.k = A.size(1), p.n = B.size(1), p.groups = out.size(0); break;
     case OperationKind::grouped_n: p.groups = A.size(0), p.m = A.size(1), p.k = A.size(2), p.n = B.size(1); break;
+    case OperationKind::grouped_m_masked:
+      p.groups = A.size(0), p.m = A.size(0) * A.size(1), p.k = A.size(2), p.n = B.size(2);
+      break;
   }
   return p;
 }

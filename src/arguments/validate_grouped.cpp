@@ -35,6 +35,19 @@ Status validate_grouped_k_shapes(const GroupedGemmArguments& g) {
   return agree("N", out.size(2), B.size(1), "out", "B", bo);
 }
 
+// A (G,MaxM,K) x B (G,K,N) -> out (G,MaxM,N).
+Status validate_grouped_m_masked_shapes(const GroupedGemmArguments& g) {
+  const TensorDesc &A = g.A, &B = g.B, &out = g.out;
+  const std::string ab = labelled("A", "(G,MaxM,K)", A) + ", " + labelled("B", "(G,K,N)", B);
+  const std::string ao = labelled("A", "(G,MaxM,K)", A) + ", " + labelled("out", "(G,MaxM,N)", out);
+  const std::string bo = labelled("B", "(G,K,N)", B) + ", " + labelled("out", "(G,MaxM,N)", out);
+  GEMMOPS_TRY(agree("G", B.size(0), A.size(0), "B", "A", ab));
+  GEMMOPS_TRY(agree("K", B.size(1), A.size(2), "B", "A", ab));
+  GEMMOPS_TRY(agree("G", out.size(0), A.size(0), "out", "A", ao));
+  GEMMOPS_TRY(agree("MaxM", out.size(1), A.size(1), "out", "A", ao));
+  return agree("N", out.size(2), B.size(2), "out", "B", bo);
+}
+
 // A (G,M,K) x B (K,TotalN) -> out (M,TotalN).
 Status validate_grouped_n_shapes(const GroupedGemmArguments& g) {
   const TensorDesc &A = g.A, &B = g.B, &out = g.out;
@@ -83,6 +96,53 @@ Status validate_offsets_values(const TensorDesc& off, int64_t total, std::string
   return Status::ok();
 }
 
+// Masked counts: each in [0, MaxM] (host values only, as above).
+Status validate_counts_values(const TensorDesc& off, int64_t max_m) {
+  if (off.device.is_cuda() || off.data == nullptr) return Status::ok();
+  const auto* bytes = static_cast<const unsigned char*>(off.data);
+  for (int64_t i = 0; i < off.shape[0]; ++i) {
+    int32_t v = 0;
+    std::memcpy(&v, bytes + i * int64_t{4}, sizeof v);
+    if (v < 0 || v > max_m) {
+      return invalid_argument("offsets: the masked form's row counts must be in [0, MaxM] = [0, " +
+                              std::to_string(max_m) + "]; got offsets[" + std::to_string(i) + "] = " +
+                              std::to_string(v));
+    }
+  }
+  return Status::ok();
+}
+
+// Aligned groups: a group ends at or after its aligned start (host values only).
+Status validate_aligned_ends(const TensorDesc& off, int64_t alignment) {
+  if (alignment == 1 || off.device.is_cuda() || off.data == nullptr) return Status::ok();
+  const auto* bytes = static_cast<const unsigned char*>(off.data);
+  int64_t prev = 0;
+  for (int64_t i = 0; i < off.shape[0]; ++i) {
+    int32_t v = 0;
+    std::memcpy(&v, bytes + i * int64_t{4}, sizeof v);
+    const int64_t start = (prev + alignment - 1) / alignment * alignment;
+    if (v < start) {
+      return invalid_argument("offsets: with group_alignment " + std::to_string(alignment) +
+                              " a group must end at or after its aligned start; got offsets[" + std::to_string(i) +
+                              "] = " + std::to_string(v) + " before the start " + std::to_string(start) +
+                              " (offsets[" + std::to_string(i - 1) + "] = " + std::to_string(prev) + " rounded up)");
+    }
+    prev = v;
+  }
+  return Status::ok();
+}
+
+Status validate_group_alignment(const GroupedGemmArguments& g, OperationKind kind) {
+  const int64_t a = g.group_alignment;
+  if (a == 1) return Status::ok();
+  if (kind != OperationKind::grouped_m)
+    return invalid_argument("group_alignment: only the M-grouped form (2/3/2) has aligned groups; got " +
+                            std::to_string(a) + " for " + std::string(name(kind)));
+  if (a < 1 || (a & (a - 1)) != 0)
+    return invalid_argument("group_alignment: must be a power of two (1: contiguous groups); got " + std::to_string(a));
+  return Status::ok();
+}
+
 }  // namespace
 
 Status validate_offsets(const GroupedGemmArguments& g, int64_t groups, int64_t total, std::string_view total_name) {
@@ -99,9 +159,10 @@ Result<OperationKind> grouped_kind(const GroupedGemmArguments& g) {
   if (a == 2 && b == 3 && o == 2) return OperationKind::grouped_m;
   if (a == 2 && b == 2 && o == 3) return OperationKind::grouped_k;
   if (a == 3 && b == 2 && o == 2) return OperationKind::grouped_n;
+  if (a == 3 && b == 3 && o == 3) return OperationKind::grouped_m_masked;
   return invalid_argument(
-      "A, B, out: ranks must be 2/3/2 (grouped_gemm_m), 2/2/3 (grouped_gemm_k) or 3/2/2 (grouped_gemm_n); got " +
-      ranks_of(g));
+      "A, B, out: ranks must be 2/3/2 (grouped_gemm_m), 2/2/3 (grouped_gemm_k), 3/2/2 (grouped_gemm_n) or 3/3/3 "
+      "(grouped_gemm_m_masked); got " + ranks_of(g));
 }
 
 Status validate_grouped(const GroupedGemmArguments& g) {
@@ -110,10 +171,23 @@ Status validate_grouped(const GroupedGemmArguments& g) {
     GEMMOPS_TRY(validate_layout(*t, role));
   }
   GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, grouped_kind(g));
+  GEMMOPS_TRY(validate_group_alignment(g, kind));
   switch (kind) {
     case OperationKind::grouped_m:
       GEMMOPS_TRY(validate_grouped_m_shapes(g));
       GEMMOPS_TRY(validate_offsets(g, g.B.size(0), g.A.size(0), "TotalM"));
+      GEMMOPS_TRY(validate_aligned_ends(g.offsets, g.group_alignment));
+      break;
+    case OperationKind::grouped_m_masked:
+      GEMMOPS_TRY(validate_grouped_m_masked_shapes(g));
+      GEMMOPS_TRY(validate_offsets_form(g.offsets, g.A.size(0)));
+      GEMMOPS_TRY(validate_layout(g.offsets, "offsets"));
+      GEMMOPS_TRY(validate_offsets_contiguous(g.offsets));
+      GEMMOPS_TRY(validate_same_device(g.A, g.offsets, "offsets"));
+      GEMMOPS_TRY(validate_counts_values(g.offsets, g.A.size(1)));
+      if (g.zero_tail)
+        return invalid_argument("zero_tail: the masked form has no tail (each group's rows past its count are "
+                                "left untouched); got zero_tail = true");
       break;
     case OperationKind::grouped_n:
       GEMMOPS_TRY(validate_grouped_n_shapes(g));

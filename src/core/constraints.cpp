@@ -91,6 +91,10 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
   if (!allowed(c.kinds, kind)) {
     return unsupported("operation: must be one of " + list_string(c.kinds) + "; got " + std::string(name(kind)));
   }
+  if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && g->group_alignment != 1 && !c.aligned_groups) {
+    return unsupported("group_alignment: this operator serves contiguous groups only (1); got " +
+                       std::to_string(g->group_alignment));
+  }
   if (A.device.kind != c.device) {
     return unsupported("A: must be on a " + kind_name(c.device) + " device; got " + A.device.to_string());
   }

@@ -63,6 +63,7 @@ void put_arguments(Writer& w, const Arguments& args) {
   } else {
     const auto& gg = std::get<GroupedGemmArguments>(args);
     w.put(static_cast<int64_t>(gg.accumulator) * 2 + (gg.zero_tail ? 1 : 0));
+    w.put(gg.group_alignment);  // aligned groups are served by fewer operators
     put_tensor(w, gg.A);
     put_tensor(w, gg.B);
     put_tensor(w, gg.out);

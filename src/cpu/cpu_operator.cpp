@@ -46,6 +46,22 @@ Result<std::vector<int64_t>> read_offsets(const TensorDesc& offsets, int64_t bou
   return ends;
 }
 
+// The masked form's row counts, each in [0, max_m] (checked again, as above).
+Result<std::vector<int64_t>> read_counts(const TensorDesc& offsets, int64_t max_m) {
+  std::vector<int64_t> counts(static_cast<size_t>(offsets.size(0)));
+  const auto* base = static_cast<const std::byte*>(offsets.data);
+  for (size_t g = 0; g < counts.size(); ++g) {
+    int32_t v;
+    std::memcpy(&v, base + static_cast<int64_t>(g) * offsets.stride(0) * 4, 4);
+    if (v < 0 || v > max_m) {
+      return invalid_argument("offsets: the masked form's row counts must be in [0, " + std::to_string(max_m) +
+                              "]; got offsets[" + std::to_string(g) + "] = " + std::to_string(v));
+    }
+    counts[g] = v;
+  }
+  return counts;
+}
+
 Result<std::vector<GemmTask>> make_tasks(OperationKind kind, const Arguments& args) {
   const TensorDesc &A = operand_a(args), &B = operand_b(args), &out = operand_out(args);
   std::vector<GemmTask> tasks;
@@ -62,9 +78,11 @@ Result<std::vector<GemmTask>> make_tasks(OperationKind kind, const Arguments& ar
     case OperationKind::grouped_m: {
       const auto& g = std::get<GroupedGemmArguments>(args);
       GEMMOPS_ASSIGN_OR_RETURN(std::vector<int64_t> ends, read_offsets(g.offsets, A.size(0)));
+      const int64_t align = g.group_alignment;  // a power of two (validate()); 1: contiguous
       int64_t start = 0;
       for (size_t i = 0; i < ends.size(); ++i) {
         const auto gi = static_cast<int64_t>(i);
+        start = (start + align - 1) / align * align;  // the padding rows before a group stay untouched
         if (ends[i] > start) {
           tasks.push_back({matrix(A, start * A.stride(0)), matrix(B, gi * B.stride(0)),
                            out_matrix(out, start * out.stride(0)), ends[i] - start, B.size(2), A.size(1)});
@@ -75,6 +93,18 @@ Result<std::vector<GemmTask>> make_tasks(OperationKind kind, const Arguments& ar
       if (g.zero_tail && start < A.size(0))
         tasks.push_back({matrix(A, start * A.stride(0)), matrix(B, 0), out_matrix(out, start * out.stride(0)),
                          A.size(0) - start, B.size(2), 0});
+      break;
+    }
+    case OperationKind::grouped_m_masked: {
+      const auto& g = std::get<GroupedGemmArguments>(args);
+      GEMMOPS_ASSIGN_OR_RETURN(std::vector<int64_t> counts, read_counts(g.offsets, A.size(1)));
+      for (size_t i = 0; i < counts.size(); ++i) {
+        const auto gi = static_cast<int64_t>(i);
+        if (counts[i] > 0) {
+          tasks.push_back({matrix(A, gi * A.stride(0)), matrix(B, gi * B.stride(0)), out_matrix(out, gi * out.stride(0)),
+                           counts[i], B.size(2), A.size(2)});
+        }
+      }
       break;
     }
     case OperationKind::grouped_k: {
@@ -127,6 +157,7 @@ OperatorMetadata CpuOperator::make_metadata(OperationKind kind) {
   c.accumulator_dtypes = {DType::fp32};
   c.a_b_same_dtype = false;  // e4m3 x e5m2 is allowed; validate() refuses the non-fp8 mixes
   c.device = Device::Kind::cpu;
+  c.aligned_groups = true;
   md.design.schedule = Schedule::cpu_blocked;
   return md;
 }
@@ -150,6 +181,7 @@ double CpuOperator::do_estimated_time_us(const Arguments& args, const Target&) c
   const TensorDesc &A = operand_a(args), &B = operand_b(args);
   // Upper bounds are enough for ordering: the rows, columns or K actually covered may be fewer.
   // A's leading dimension is L (batched), a stack of rows; N-grouped it is G, which splits N.
+  // Masked: A (G, MaxM, K) is a stack of rows like the batched form's.
   const bool rows_of_a = kind_ == OperationKind::grouped_k || kind_ == OperationKind::grouped_n || A.size(-1) == 0;
   const double m = double(rows_of_a ? A.size(-2) : A.numel() / A.size(-1));
   const double k = double(A.size(-1)), n = double(B.size(-1));

@@ -178,7 +178,8 @@ double estimate_time_us(const Arguments& args) {
   double longest_passes = 1, longest_k = K;    // the passes of the busiest block, and their K
   switch (shape->kind) {
     case OperationKind::gemm:
-    case OperationKind::batched_gemm: break;
+    case OperationKind::batched_gemm:
+    case OperationKind::grouped_m_masked: break;  // (not served: refused before the estimate)
     case OperationKind::grouped_k:
       k_summed = tiles_m * tiles_n * K;
       break;  // one group may hold all of TotalK: longest_k = K

@@ -25,6 +25,7 @@ k::Form form_of(OperationKind kind) {
     case OperationKind::grouped_m: return k::Form::grouped_m;
     case OperationKind::grouped_k: return k::Form::grouped_k;
     case OperationKind::grouped_n: return k::Form::grouped_n;
+    case OperationKind::grouped_m_masked: break;  // not in the operators' kinds: refused before this
   }
   return k::Form::dense;
 }

@@ -99,6 +99,8 @@ Result<KernelProblem> map_problem(const Arguments& args) {
   switch (shape.kind) {
     case OperationKind::grouped_n:  // not in the operator's kinds: supports() refuses it before this
       return unsupported("operation: sm90 kernels do not serve grouped_gemm_n (offsets along N)");
+    case OperationKind::grouped_m_masked:  // likewise
+      return unsupported("operation: sm90 kernels do not serve grouped_gemm_m_masked yet");
     case OperationKind::grouped_k: {
       const auto& g = std::get<GroupedGemmArguments>(args);
       p.groups = shape.groups;

@@ -16,7 +16,8 @@ namespace gemmops::testing {
 /// How out is laid out: row-major, rows padded (row stride N + 3), or column-major.
 enum class OutLayout { contiguous, padded, column_major };
 
-/// One problem. m is TotalM for grouped_m; k is TotalK for grouped_k; n is TotalN for grouped_n;
+/// One problem. m is TotalM for grouped_m (MaxM for grouped_m_masked, whose group ends are counts
+/// in [0, MaxM]: with special_groups one group full and one empty); k is TotalK for grouped_k; n is TotalN for grouped_n;
 /// groups is G (or L for batched_gemm, 1 for gemm). `trailing` rows (grouped_m), K columns
 /// (grouped_k) or columns of out (grouped_n) lie past offsets[G-1]; `zero_tail` asks for zeros
 /// there. With `special_groups` and G >= 3 one group is empty and one has a single row (column).
@@ -30,6 +31,7 @@ struct ProblemSpec {
   int64_t trailing = 0;
   bool special_groups = true;
   bool zero_tail = false;
+  int32_t group_alignment = 1;  ///< grouped_m: groups start at aligned rows (padding rows between)
 
   std::string describe() const {
     return std::string(name(kind)) + " " + std::string(gemmops::name(a)) + "x" +
@@ -38,7 +40,8 @@ struct ProblemSpec {
            std::to_string(groups) + " A " + std::string(gemmops::name(a_major)) + " B " +
            std::string(gemmops::name(b_major)) + " out " + std::to_string(int(out_layout)) +
            (padded_inputs ? " padded" : "") + " trailing " + std::to_string(trailing) +
-           (zero_tail ? " zero_tail" : "");
+           (zero_tail ? " zero_tail" : "") +
+           (group_alignment != 1 ? " aligned " + std::to_string(group_alignment) : "");
   }
 };
 
@@ -76,6 +79,34 @@ inline std::vector<int32_t> random_group_ends(std::mt19937& rng, int64_t groups,
   int64_t run = 0;
   for (size_t i = 0; i < sizes.size(); ++i) ends[i] = static_cast<int32_t>(run += sizes[i]);
   return ends;
+}
+
+/// Ends of the same sizes with each group starting at a multiple of `alignment` (padding between):
+/// the sizes of ends placed as an expert-parallel dispatcher's aligned prefix sums place them.
+inline std::vector<int32_t> aligned_group_ends(const std::vector<int32_t>& ends, int64_t alignment) {
+  std::vector<int32_t> out(ends.size());
+  int64_t prev_end = 0, end = 0;
+  for (size_t i = 0; i < ends.size(); ++i) {
+    const int64_t size = ends[i] - prev_end;
+    prev_end = ends[i];
+    const int64_t start = (end + alignment - 1) / alignment * alignment;
+    out[i] = static_cast<int32_t>(end = start + size);
+  }
+  return out;
+}
+
+/// Rows of the whole padded layout for groups of these ends: the last aligned end.
+inline int64_t aligned_total(const std::vector<int32_t>& ends, int64_t alignment) {
+  return aligned_group_ends(ends, alignment).empty() ? 0 : aligned_group_ends(ends, alignment).back();
+}
+
+/// G counts in [0, max_m] (the masked form): with special_groups and G >= 2 group 0 full, group 1 empty.
+inline std::vector<int32_t> random_counts(std::mt19937& rng, int64_t groups, int64_t max_m, bool special_groups) {
+  std::uniform_int_distribution<int64_t> count(0, max_m);
+  std::vector<int32_t> counts(static_cast<size_t>(groups));
+  for (auto& c : counts) c = static_cast<int32_t>(count(rng));
+  if (special_groups && groups >= 2) counts[0] = static_cast<int32_t>(max_m), counts[1] = 0;
+  return counts;
 }
 
 /// Values drawn uniformly from [lo, hi) and rounded to the dtype, so each is exact in it.
@@ -137,7 +168,9 @@ struct HostProblem {
   Arguments arguments() const {
     if (spec.kind == OperationKind::gemm || spec.kind == OperationKind::batched_gemm)
       return GemmArguments{A.desc, B.desc, out.desc, DType::fp32};
-    return GroupedGemmArguments{A.desc, B.desc, out.desc, DType::fp32, offsets.desc, spec.zero_tail};
+    GroupedGemmArguments g{A.desc, B.desc, out.desc, DType::fp32, offsets.desc, spec.zero_tail};
+    g.group_alignment = spec.group_alignment;
+    return g;
   }
 };
 
@@ -162,6 +195,17 @@ inline HostProblem make_problem(const ProblemSpec& s, std::mt19937& rng) {
       p.B = make_operand(s.b, {G, s.k, s.n}, s.b_major, false, s.padded_inputs);
       p.out = make_out(s.out, {s.m, s.n}, s.out_layout);
       p.ends = random_group_ends(rng, G, s.m - s.trailing, s.special_groups);
+      if (s.group_alignment > 1) {  // the same sizes, padded apart, within the same rows
+        while (aligned_total(p.ends, s.group_alignment) > s.m - s.trailing)
+          p.ends = random_group_ends(rng, G, (s.m - s.trailing) / 2, s.special_groups);
+        p.ends = aligned_group_ends(p.ends, s.group_alignment);
+      }
+      break;
+    case OperationKind::grouped_m_masked:
+      p.A = make_operand(s.a, {G, s.m, s.k}, s.a_major, true, s.padded_inputs);
+      p.B = make_operand(s.b, {G, s.k, s.n}, s.b_major, false, s.padded_inputs);
+      p.out = make_out(s.out, {G, s.m, s.n}, s.out_layout);
+      p.ends = random_counts(rng, G, s.m, s.special_groups);
       break;
     case OperationKind::grouped_k:
       p.A = make_operand(s.a, {s.m, s.k}, s.a_major, true, s.padded_inputs);

@@ -75,10 +75,24 @@ inline Reference reference_result(const Arguments& args) {
   const auto& g = std::get<GroupedGemmArguments>(args);
   const int64_t G = g.offsets.size(0);
   int64_t start = 0;
+  if (A.rank() == 3 && B.rank() == 3) {  // masked M-grouped: rows [0, count) of each group's MaxM
+    const int64_t max_m = A.size(1), K = A.size(2), N = B.size(2);
+    for (int64_t i = 0; i < G; ++i) {
+      const int64_t count = detail::read_offset(g.offsets, i);
+      auto a = read_matrix(A, i * A.strides[0], count, K, A.strides[1], A.strides[2]);
+      auto b = read_matrix(B, i * B.strides[0], K, N, B.strides[1], B.strides[2]);
+      detail::multiply_into(ref.values, i * max_m, a, b, count, N, K);
+      for (int64_t e = (i * max_m + count) * N; e < (i + 1) * max_m * N; ++e) ref.written[static_cast<size_t>(e)] = 0;
+    }
+    return ref;
+  }
   if (B.rank() == 3) {  // M-grouped
-    const int64_t K = A.size(1), N = B.size(2);
+    const int64_t K = A.size(1), N = B.size(2), align = g.group_alignment;
     for (int64_t i = 0; i < G; ++i) {
       const int64_t end = detail::read_offset(g.offsets, i);
+      const int64_t aligned = (start + align - 1) / align * align;  // padding rows: never written
+      for (int64_t e = start * N; e < aligned * N; ++e) ref.written[static_cast<size_t>(e)] = 0;
+      start = aligned;
       auto a = read_matrix(A, start * A.strides[0], end - start, K, A.strides[0], A.strides[1]);
       auto b = read_matrix(B, i * B.strides[0], K, N, B.strides[1], B.strides[2]);
       detail::multiply_into(ref.values, start, a, b, end - start, N, K);

@@ -72,6 +72,26 @@ TEST(CpuGemm, every_major_of_a_and_b_and_every_out_layout_is_honoured) {
           }
 }
 
+TEST(CpuGemm, aligned_groups_compute_their_rows_and_leave_the_padding_untouched) {
+  std::mt19937 rng(17);
+  for (int32_t alignment : {2, 8, 64})
+    for (int i = 0; i < 4; ++i) {
+      ProblemSpec s = random_spec(OperationKind::grouped_m, rng);
+      s.m = 300, s.groups = 5, s.group_alignment = alignment;  // the poison stays in the padding rows
+      expect_matches_reference(s, rng);
+    }
+}
+
+TEST(CpuGemm, masked_groups_compute_their_counted_rows_only) {
+  std::mt19937 rng(19);
+  for (int i = 0; i < 6; ++i) {  // group 0 full, group 1 empty, the others random counts
+    ProblemSpec s = random_spec(OperationKind::grouped_m_masked, rng);
+    s.groups = 4, s.padded_inputs = i % 2;
+    s.out_layout = i % 3 == 0 ? OutLayout::padded : OutLayout::contiguous;
+    expect_matches_reference(s, rng);
+  }
+}
+
 TEST(CpuGemm, shapes_across_every_block_boundary_match) {
   // Sizes one past the row tile (576), the column block (256) and the K block (256).
   std::mt19937 rng(13);

@@ -20,9 +20,9 @@ TEST(CpuProvider, registers_one_operator_per_operation_kind) {
   Registry r;
   cpu::register_cpu_operators(r);
   const std::vector<OperatorPtr> all = r.all();
-  ASSERT_EQ(all.size(), 5u);
-  for (const char* n :
-       {"cpu_gemm", "cpu_batched_gemm", "cpu_grouped_gemm_m", "cpu_grouped_gemm_k", "cpu_grouped_gemm_n"}) {
+  ASSERT_EQ(all.size(), 6u);
+  for (const char* n : {"cpu_gemm", "cpu_batched_gemm", "cpu_grouped_gemm_m", "cpu_grouped_gemm_k",
+                        "cpu_grouped_gemm_n", "cpu_grouped_gemm_m_masked"}) {
     const OperatorPtr op = r.find(n);
     ASSERT_NE(op, nullptr) << n;
     EXPECT_EQ(op->metadata().provider, "cpu");

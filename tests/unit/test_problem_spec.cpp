@@ -72,7 +72,7 @@ TEST(ProblemSpec, out_dtype_follows_dtype_unless_given) {
 
 TEST(ProblemSpec, bad_values_are_usage_errors_naming_the_option) {
   EXPECT_EQ(error_of({"--dtype", "int8"}), "--dtype: must be one of bf16|fp16|fp32|e4m3; got 'int8'");
-  EXPECT_EQ(error_of({"--op", "conv"}), "--op: must be one of grouped_m|grouped_k|grouped_n|gemm|batched; got 'conv'");
+  EXPECT_EQ(error_of({"--op", "conv"}), "--op: must be one of grouped_m|grouped_k|grouped_n|gemm|batched|masked; got 'conv'");
   EXPECT_EQ(error_of({"--groups", "0"}), "--groups: must be an integer >= 1; got '0'");
   EXPECT_EQ(error_of({"--total-m", "12x"}), "--total-m: must be an integer >= 0; got '12x'");
   EXPECT_EQ(error_of({"--k", "-1"}), "--k: must be an integer >= 0; got '-1'");

@@ -131,3 +131,33 @@ TEST(RankingMemo, ranks_once_per_signature_and_starts_over_when_an_operator_is_a
 
 }  // namespace
 }  // namespace gemmops
+
+namespace gemmops {
+namespace {
+
+// The seed problem's layout on a device, fake: what sm90 operators serve.
+GroupedGemmArguments seed_on_device() {
+  const Device cuda = Device::cuda(0);
+  return GroupedGemmArguments{TensorDesc::contiguous(DType::bf16, {8192, 1024}, cuda),
+                              TensorDesc(DType::bf16, {12, 1024, 2048}, {2048 * 1024, 1, 1024}, cuda),
+                              TensorDesc::contiguous(DType::bf16, {8192, 2048}, cuda), DType::fp32,
+                              TensorDesc::contiguous(DType::i32, {12}, cuda)};
+}
+
+TEST(SignatureMemo, group_alignment_is_part_of_the_signature) {
+  GroupedGemmArguments g = seed_on_device();
+  const std::vector<OperatorPtr> contiguous = get_operators(g, Target::sm(90, true));
+  ASSERT_FALSE(contiguous.empty());
+  const OperatorPtr op = contiguous.front();
+  EXPECT_TRUE(op->supports(g, Target::sm(90, true)));
+  g.group_alignment = 128;
+  EXPECT_NE(detail::signature_of(g), detail::signature_of(seed_on_device()));
+  const Status s = op->supports(g, Target::sm(90, true));  // not the memoised answer of alignment 1
+  EXPECT_EQ(s.code(), ErrorCode::unsupported) << s.to_string();
+  EXPECT_EQ(s.message(), "group_alignment: this operator serves contiguous groups only (1); got 128");
+  for (const OperatorPtr& o : get_operators(g, Target::sm(90, true)))
+    EXPECT_TRUE(o->metadata().constraints.aligned_groups) << o->name();
+}
+
+}  // namespace
+}  // namespace gemmops

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -48,7 +49,9 @@ TEST(SimtOperator, one_operator_per_ab_and_out_dtype_for_every_kind) {
     EXPECT_EQ(m.provider, "simt");
     EXPECT_EQ(m.target.to_string(), "80");
     EXPECT_EQ(m.design.to_string(), "64x64x16_c1x1_simt");
-    EXPECT_EQ(m.constraints.kinds.size(), std::size(kAllOperationKinds)) << m.name;
+    // Every form but the masked one (its kernel is not written yet).
+    EXPECT_EQ(m.constraints.kinds.size(), std::size(kAllOperationKinds) - 1) << m.name;
+    EXPECT_EQ(std::count(m.constraints.kinds.begin(), m.constraints.kinds.end(), OperationKind::grouped_m_masked), 0);
     EXPECT_TRUE(m.constraints.a_majors.empty() && m.constraints.b_majors.empty() && !m.constraints.out_row_major);
   }
   EXPECT_EQ(names.size(), 9u);

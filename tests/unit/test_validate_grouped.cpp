@@ -34,15 +34,91 @@ TEST(ValidateGrouped, valid_m_k_and_n_grouped_pass) {
   EXPECT_TRUE(validate(make_grouped_m(4, 0, 16, 16)));  // no tokens at all
 }
 
-TEST(ValidateGrouped, ranks_must_be_2_3_2_or_2_2_3_or_3_2_2) {
+TEST(ValidateGrouped, ranks_must_be_2_3_2_or_2_2_3_or_3_2_2_or_3_3_3) {
   auto g = make_grouped_m(4, 64, 16, 16);
   g.B = TensorDesc::contiguous(DType::bf16, {16, 16});
-  EXPECT_EQ(invalid(g), "A, B, out: ranks must be 2/3/2 (grouped_gemm_m), 2/2/3 (grouped_gemm_k) or 3/2/2 "
-                        "(grouped_gemm_n); got 2/2/2");
+  EXPECT_EQ(invalid(g), "A, B, out: ranks must be 2/3/2 (grouped_gemm_m), 2/2/3 (grouped_gemm_k), 3/2/2 "
+                        "(grouped_gemm_n) or 3/3/3 (grouped_gemm_m_masked); got 2/2/2");
   g.A = TensorDesc::contiguous(DType::bf16, {4, 16, 16});
   g.B = TensorDesc::contiguous(DType::bf16, {4, 16, 16});
-  EXPECT_EQ(invalid(g), "A, B, out: ranks must be 2/3/2 (grouped_gemm_m), 2/2/3 (grouped_gemm_k) or 3/2/2 "
-                        "(grouped_gemm_n); got 3/3/2");
+  EXPECT_EQ(invalid(g), "A, B, out: ranks must be 2/3/2 (grouped_gemm_m), 2/2/3 (grouped_gemm_k), 3/2/2 "
+                        "(grouped_gemm_n) or 3/3/3 (grouped_gemm_m_masked); got 3/3/2");
+}
+
+// The masked form: A (G,MaxM,K), B (G,K,N), out (G,MaxM,N), offsets = row counts.
+GroupedGemmArguments masked(int64_t G, int64_t max_m, int64_t n, int64_t k) {
+  return GroupedGemmArguments{TensorDesc::contiguous(DType::bf16, {G, max_m, k}),
+                              TensorDesc::contiguous(DType::bf16, {G, k, n}),
+                              TensorDesc::contiguous(DType::bf16, {G, max_m, n}), DType::fp32,
+                              TensorDesc::contiguous(DType::i32, {G})};
+}
+
+TEST(ValidateGrouped, masked_form_is_valid_and_its_shape_counts_every_row) {
+  const auto g = masked(8, 128, 4096, 7168);
+  EXPECT_TRUE(validate(g));
+  EXPECT_EQ(*operation_kind(g), OperationKind::grouped_m_masked);
+  const auto shape = problem_shape(g);
+  ASSERT_TRUE(shape);
+  EXPECT_EQ(shape->m, 8 * 128);
+  EXPECT_EQ(shape->groups, 8);
+  EXPECT_EQ(shape->n, 4096);
+  EXPECT_EQ(shape->k, 7168);
+}
+
+TEST(ValidateGrouped, masked_shapes_must_agree) {
+  auto g = masked(8, 128, 64, 32);
+  g.B = TensorDesc::contiguous(DType::bf16, {4, 32, 64});
+  EXPECT_EQ(invalid(g), "B: G (4) must equal A's G (8); A (G,MaxM,K) = (8, 128, 32), B (G,K,N) = (4, 32, 64)");
+  g = masked(8, 128, 64, 32);
+  g.out = TensorDesc::contiguous(DType::bf16, {8, 64, 64});
+  EXPECT_EQ(invalid(g), "out: MaxM (64) must equal A's MaxM (128); A (G,MaxM,K) = (8, 128, 32), out (G,MaxM,N) = "
+                        "(8, 64, 64)");
+  g = masked(8, 128, 64, 32);
+  g.offsets = TensorDesc::contiguous(DType::i32, {7});
+  EXPECT_EQ(invalid(g), "offsets: must be int32 with shape (G,) = (8,); got int32 with shape (7,)");
+}
+
+TEST(ValidateGrouped, masked_counts_must_lie_in_0_to_max_m) {
+  std::vector<int32_t> counts = {3, 0, 129, 5};
+  EXPECT_EQ(invalid(with_host_offsets(masked(4, 128, 64, 32), counts)),
+            "offsets: the masked form's row counts must be in [0, MaxM] = [0, 128]; got offsets[2] = 129");
+  counts = {3, -1, 2, 5};
+  EXPECT_EQ(invalid(with_host_offsets(masked(4, 128, 64, 32), counts)),
+            "offsets: the masked form's row counts must be in [0, MaxM] = [0, 128]; got offsets[1] = -1");
+  counts = {128, 0, 1, 5};  // full, empty, one row: fine (and not a prefix sum)
+  EXPECT_TRUE(validate(with_host_offsets(masked(4, 128, 64, 32), counts)));
+}
+
+TEST(ValidateGrouped, masked_form_has_no_zero_tail) {
+  auto g = masked(4, 128, 64, 32);
+  g.zero_tail = true;
+  EXPECT_EQ(invalid(g), "zero_tail: the masked form has no tail (each group's rows past its count are left "
+                        "untouched); got zero_tail = true");
+}
+
+TEST(ValidateGrouped, group_alignment_is_a_power_of_two_of_the_m_grouped_form) {
+  auto g = make_grouped_m(4, 256, 16, 16);
+  g.group_alignment = 12;
+  EXPECT_EQ(invalid(g), "group_alignment: must be a power of two (1: contiguous groups); got 12");
+  g.group_alignment = 0;
+  EXPECT_EQ(invalid(g), "group_alignment: must be a power of two (1: contiguous groups); got 0");
+  g.group_alignment = 128;
+  EXPECT_TRUE(validate(g));
+  auto k = make_grouped_k(4, 16, 16, 256);
+  k.group_alignment = 8;
+  EXPECT_EQ(invalid(k), "group_alignment: only the M-grouped form (2/3/2) has aligned groups; got 8 for "
+                        "grouped_gemm_k");
+}
+
+TEST(ValidateGrouped, aligned_groups_end_at_or_after_their_aligned_start) {
+  auto g = make_grouped_m(4, 256, 16, 16);
+  g.group_alignment = 16;
+  std::vector<int32_t> ends = {5, 16, 40, 48};  // starts 0, 16, 16, 48: group 3 is empty
+  EXPECT_TRUE(validate(with_host_offsets(g, ends)));
+  ends = {5, 16, 40, 47};
+  EXPECT_EQ(invalid(with_host_offsets(g, ends)),
+            "offsets: with group_alignment 16 a group must end at or after its aligned start; got offsets[3] = 47 "
+            "before the start 48 (offsets[2] = 40 rounded up)");
 }
 
 TEST(ValidateGrouped, operands_must_have_rank_1_to_3) {

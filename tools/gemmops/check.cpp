@@ -78,6 +78,9 @@ Result<double> check_against_cpu(const Problem& problem) {
   if (unwritten)
     return internal_error("out: every element inside the groups must be written; " + std::to_string(unwritten) +
                           " of " + std::to_string(problem.covered()) + " elements still hold the poison");
+  if (clobbered && problem.spec.op == OperationKind::grouped_m_masked)
+    return internal_error("out: each group's rows past its count (offsets) must be left untouched; " +
+                          std::to_string(clobbered) + " elements were written");
   if (clobbered) {
     const char* what = problem.spec.op == OperationKind::grouped_n ? "columns" : "rows";
     return internal_error(std::string("out: ") + what + " at or past offsets[G-1] = " +

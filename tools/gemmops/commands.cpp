@@ -64,6 +64,9 @@ std::string describe(const ProblemSpec& s) {
     case OperationKind::batched_gemm:
       sizes = "L=" + std::to_string(s.groups) + " M=" + std::to_string(s.total_m / s.groups) + " K=" + std::to_string(s.k);
       break;
+    case OperationKind::grouped_m_masked:
+      sizes = "G=" + std::to_string(s.groups) + " MaxM=" + std::to_string(s.total_m / s.groups) + " K=" + std::to_string(s.k);
+      break;
   }
   const char* n_name = s.op == OperationKind::grouped_n ? " TotalN=" : " N=";
   std::string text = std::string(name(s.op)) + " " + sizes + n_name + std::to_string(s.n) + " " +

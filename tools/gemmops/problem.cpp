@@ -58,7 +58,8 @@ Layout layout_of(const ProblemSpec& p) {
       return {{g, m, k}, {m * k, k, 1}, {k, n}, b_strides(false, k, n, p.b_major), {m, n}, {n, 1}};
     case OperationKind::gemm:
       return {{m, k}, {k, 1}, {k, n}, b_strides(false, k, n, p.b_major), {m, n}, {n, 1}};
-    case OperationKind::batched_gemm: {
+    case OperationKind::batched_gemm:
+    case OperationKind::grouped_m_masked: {  // masked: MaxM = m / g rows a group, counts in the offsets
       const int64_t mb = m / g;  // rows per batch, so that the FLOPs match the grouped problem
       return {{g, mb, k}, {mb * k, k, 1}, {g, k, n}, b_strides(true, k, n, p.b_major), {g, mb, n}, {mb * n, n, 1}};
     }
@@ -67,6 +68,19 @@ Layout layout_of(const ProblemSpec& p) {
 }
 
 bool is_grouped(OperationKind op) { return op != OperationKind::gemm && op != OperationKind::batched_gemm; }
+
+// The masked form's row counts: the distribution's sizes of half of all rows, each at most MaxM
+// (a dispatcher's buffers are sized for more tokens than arrive).
+std::vector<int32_t> make_counts(const ProblemSpec& p) {
+  const std::vector<int32_t> ends = make_offsets(p.dist, p.total_m / 2, p.groups, p.seed);
+  std::vector<int32_t> counts(ends.size());
+  const int64_t max_m = p.total_m / p.groups;
+  for (size_t i = 0; i < ends.size(); ++i)
+    counts[i] = int32_t(std::min<int64_t>(ends[i] - (i ? ends[i - 1] : 0), max_m));
+  return counts;
+}
+
+int64_t sum(const std::vector<int32_t>& v) { return std::accumulate(v.begin(), v.end(), int64_t{0}); }
 
 // The extent the offsets split: rows (grouped_m), K (grouped_k) or columns (grouped_n).
 int64_t grouped_total(const ProblemSpec& p) {
@@ -123,6 +137,7 @@ double Problem::flops() const {
     case OperationKind::grouped_n: return 2.0 * m * covered * k;
     case OperationKind::gemm: return 2.0 * m * n * k;
     case OperationKind::batched_gemm: return 2.0 * double(spec.groups) * double(spec.total_m / spec.groups) * n * k;
+    case OperationKind::grouped_m_masked: return 2.0 * double(sum(offsets)) * n * k;
   }
   return 0.0;
 }
@@ -132,6 +147,7 @@ int64_t Problem::covered() const {
   switch (spec.op) {
     case OperationKind::grouped_m: return end * spec.n;
     case OperationKind::grouped_n: return spec.total_m * end;
+    case OperationKind::grouped_m_masked: return sum(offsets) * spec.n;
     case OperationKind::grouped_k:
     case OperationKind::gemm:
     case OperationKind::batched_gemm: break;
@@ -145,6 +161,10 @@ bool Problem::written(int64_t element) const {
   switch (spec.op) {
     case OperationKind::grouped_m: return element / cols < end;
     case OperationKind::grouped_n: return element % cols < end;
+    case OperationKind::grouped_m_masked: {  // row r of group g is written when r < counts[g]
+      const int64_t row = element / cols, max_m = std::max<int64_t>(spec.total_m / spec.groups, 1);
+      return row % max_m < offsets[size_t(row / max_m)];
+    }
     case OperationKind::grouped_k:
     case OperationKind::gemm:
     case OperationKind::batched_gemm: break;
@@ -171,7 +191,11 @@ Result<Problem> make_problem(const ProblemSpec& spec, Device device) {
   p.out.resize(bytes(operand_out(fake)));
   fill_random(spec.dtype, p.a, spec.seed);
   fill_random(spec.dtype, p.b, spec.seed + 1);
-  if (is_grouped(spec.op)) p.offsets = make_offsets(spec.dist, grouped_total(spec), spec.groups, spec.seed);
+  if (spec.op == OperationKind::grouped_m_masked) {
+    p.offsets = make_counts(spec);
+  } else if (is_grouped(spec.op)) {
+    p.offsets = make_offsets(spec.dist, grouped_total(spec), spec.groups, spec.seed);
+  }
   if (!device.is_cuda()) {
     p.args = p.host_arguments(p.out.data(), spec.out_dtype);
     return p;

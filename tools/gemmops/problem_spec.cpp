@@ -63,12 +63,12 @@ const std::vector<std::pair<std::string_view, DType>> kOutDTypes = {
 
 const std::vector<Option>& options() {
   static const std::vector<Option> table = {
-      {"op", "KIND", "grouped_m | grouped_k | grouped_n | gemm | batched (default grouped_m)", false,
+      {"op", "KIND", "grouped_m | grouped_k | grouped_n | masked | gemm | batched (default grouped_m)", false,
        choice(&ProblemSpec::op, "op",
               {{"grouped_m", OperationKind::grouped_m}, {"grouped_k", OperationKind::grouped_k},
                {"grouped_n", OperationKind::grouped_n}, {"gemm", OperationKind::gemm},
-               {"batched", OperationKind::batched_gemm}})},
-      {"total-m", "M", "rows of A: TotalM (grouped_m), M (others; batched: all batches) (8192)", false,
+               {"batched", OperationKind::batched_gemm}, {"masked", OperationKind::grouped_m_masked}})},
+      {"total-m", "M", "rows of A: TotalM (grouped_m), M (others; batched, masked: all batches) (8192)", false,
        integer(&ProblemSpec::total_m, "total-m", 0)},
       {"groups", "G", "groups G, or batches L for batched (12; batched: 8)", false,
        integer(&ProblemSpec::groups, "groups", 1)},
@@ -151,6 +151,9 @@ Result<ProblemSpec> parse_problem_spec(std::span<const std::string_view> args, S
   if (spec.op == OperationKind::batched_gemm && spec.total_m % spec.groups != 0)
     return bad_value("total-m", "must divide into the " + std::to_string(spec.groups) +
                                     " batches of --groups (L) for --op batched", std::to_string(spec.total_m));
+  if (spec.op == OperationKind::grouped_m_masked && spec.total_m % spec.groups != 0)
+    return bad_value("total-m", "must divide into the " + std::to_string(spec.groups) +
+                                    " groups of MaxM rows (--groups) for --op masked", std::to_string(spec.total_m));
   if (spec.target) {
     if (auto t = Target::parse(*spec.target); !t) return bad_value("target", "must be a target such as 90a or cpu", *spec.target);
   }
