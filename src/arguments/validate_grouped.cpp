@@ -18,10 +18,11 @@ Status validate_grouped_m_shapes(const GroupedGemmArguments& g) {
   const TensorDesc &A = g.A, &B = g.B, &out = g.out;
   const std::string ab = labelled("A", "(TotalM,K)", A) + ", " + labelled("B", "(G,K,N)", B);
   const std::string ao = labelled("A", "(TotalM,K)", A) + ", " + labelled("out", "(TotalM,N)", out);
-  const std::string bo = labelled("B", "(G,K,N)", B) + ", " + labelled("out", "(TotalM,N)", out);
+  const char* out_dims = is_gated(g.epilogue.activation) ? "(TotalM,N/2)" : "(TotalM,N)";
+  const std::string bo = labelled("B", "(G,K,N)", B) + ", " + labelled("out", out_dims, out);
   GEMMOPS_TRY(agree("K", B.size(1), A.size(1), "B", "A", ab));
   GEMMOPS_TRY(agree("TotalM", out.size(0), A.size(0), "out", "A", ao));
-  return agree("N", out.size(1), B.size(2), "out", "B", bo);
+  return validate_out_columns(g.epilogue, out.size(1), B.size(2), bo);
 }
 
 // A (M,TotalK) x B (TotalK,N) -> out (G,M,N).
@@ -110,6 +111,7 @@ Status validate_grouped(const GroupedGemmArguments& g) {
     GEMMOPS_TRY(validate_layout(*t, role));
   }
   GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, grouped_kind(g));
+  GEMMOPS_TRY(validate_epilogue_form(g.epilogue, kind));
   switch (kind) {
     case OperationKind::grouped_m:
       GEMMOPS_TRY(validate_grouped_m_shapes(g));
@@ -126,7 +128,8 @@ Status validate_grouped(const GroupedGemmArguments& g) {
     case OperationKind::gemm:
     case OperationKind::batched_gemm: break;  // grouped_kind() never returns them
   }
-  return validate_operands(g.A, g.B, g.out, g.accumulator);
+  GEMMOPS_TRY(validate_operands(g.A, g.B, g.out, g.accumulator));
+  return validate_epilogue_operands(g.epilogue, kind, g.B, g.out);
 }
 
 }  // namespace gemmops::detail
