@@ -51,8 +51,10 @@ std::optional<GateLayout> parse_gate_layout(std::string_view text);
 struct EpilogueOps {
   Activation activation = Activation::none;
   GateLayout gate_layout = GateLayout::concatenated;
-  float alpha = 1.702f;  ///< swiglu_oss: the sigmoid's slope
-  float limit = 7.0f;    ///< swiglu_oss: the clamp of gate (above) and up (both sides)
+  /// swiglu_oss: the sigmoid's slope, finite. A per-call value: not part of a layout's signature.
+  float alpha = 1.702f;
+  /// swiglu_oss: the clamp of gate (above) and up (both sides), finite and > 0. Per call, like alpha.
+  float limit = 7.0f;
   /// Per-group bias over the product's N columns (2I when gated), fp32 or out's dtype, on out's
   /// device, last dimension contiguous: (G, N) M-grouped, (N,) dense, (L, N) batched.
   std::optional<TensorDesc> bias;
