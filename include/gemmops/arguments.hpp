@@ -84,13 +84,15 @@ struct ProblemShape {
 Result<OperationKind> operation_kind(const Arguments& args);
 
 /// Every structural rule of the operation: ranks, shape agreement, dtype combination, accumulator,
-/// devices, offsets dtype/rank/length, non-negative strides, out aliasing an input, and — when the
-/// offsets live on the host and carry data — offsets that decrease or exceed their bound.
+/// devices, offsets dtype/rank/length, non-negative strides, out aliasing an input, the epilogue
+/// ops (forms that take them, the gated column rule, bias and row_scale, alpha and limit), and —
+/// when the offsets live on the host and carry data — offsets that decrease or exceed their bound.
 /// Rules an operator adds (alignment, majors) are checked by Operator::supports.
 /// Returns invalid_argument with a message naming the operand and the rule; never aborts.
 Status validate(const Arguments& args);
-/// validate() without the rule that reads where the data pointers point (out overlapping an
-/// input): what every pair of arguments with the same dtypes, shapes and strides shares.
+/// validate() without the rules on what may differ between calls of one layout (out overlapping an
+/// input, the epilogue's alpha and limit): what every pair of arguments with the same dtypes, shapes,
+/// strides and epilogue ops shares.
 Status validate_structure(const Arguments& args);
 
 /// validate(), then the problem sizes.
@@ -106,5 +108,6 @@ const TensorDesc& operand_a(const Arguments& args);
 const TensorDesc& operand_b(const Arguments& args);
 const TensorDesc& operand_out(const Arguments& args);
 DType accumulator_of(const Arguments& args);
+const EpilogueOps& epilogue_of(const Arguments& args);
 
 }  // namespace gemmops

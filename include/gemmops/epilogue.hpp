@@ -27,6 +27,8 @@ inline constexpr Activation kAllActivations[] = {Activation::none, Activation::s
                                                  Activation::swiglu_oss};
 /// "none", "silu", "gelu_tanh", "relu_squared", "swiglu", "swiglu_oss".
 std::string_view name(Activation a);
+/// The activation named `text` (one of name()'s answers); nullopt otherwise.
+std::optional<Activation> parse_activation(std::string_view text);
 constexpr bool is_gated(Activation a) { return a == Activation::swiglu || a == Activation::swiglu_oss; }
 
 /// Where a gated activation finds its halves among the product's 2I columns.
@@ -34,8 +36,11 @@ enum class GateLayout : int {
   concatenated = 0,  ///< gate = columns [0, I), up = columns [I, 2I)
   interleaved,       ///< gate = even columns, up = odd columns (gpt-oss's checkpoints)
 };
+inline constexpr GateLayout kAllGateLayouts[] = {GateLayout::concatenated, GateLayout::interleaved};
 /// "concatenated", "interleaved".
 std::string_view name(GateLayout g);
+/// The gate layout named `text` (one of name()'s answers); nullopt otherwise.
+std::optional<GateLayout> parse_gate_layout(std::string_view text);
 
 /// The epilogue of an M-grouped, dense or batched GEMM. With every field at its default the product
 /// is stored as it is. Otherwise, per element of the product (row r of group g, column c):
@@ -46,13 +51,15 @@ std::string_view name(GateLayout g);
 struct EpilogueOps {
   Activation activation = Activation::none;
   GateLayout gate_layout = GateLayout::concatenated;
-  float alpha = 1.702f;  ///< swiglu_oss: the sigmoid's slope
-  float limit = 7.0f;    ///< swiglu_oss: the clamp of gate (above) and up (both sides)
+  /// swiglu_oss: the sigmoid's slope, finite. A per-call value: not part of a layout's signature.
+  float alpha = 1.702f;
+  /// swiglu_oss: the clamp of gate (above) and up (both sides), finite and > 0. Per call, like alpha.
+  float limit = 7.0f;
   /// Per-group bias over the product's N columns (2I when gated), fp32 or out's dtype, on out's
-  /// device, last dimension contiguous: (G, N) M-grouped, (N,) dense, (L, N) batched.
+  /// device, last dimension contiguous: (G, N) M-grouped (masked too), (N,) dense, (L, N) batched.
   std::optional<TensorDesc> bias;
   /// Per-row scale, fp32, contiguous, on out's device: (TotalM,) M-grouped (rows past
-  /// offsets[G-1] included), (M,) dense, (L, M) batched. MoE routing weights are one.
+  /// offsets[G-1] included), (G, MaxM) masked, (M,) dense, (L, M) batched. MoE routing weights are one.
   std::optional<TensorDesc> row_scale;
 
   /// True when the product is stored as it is.

@@ -39,8 +39,21 @@ struct Design {
   friend bool operator==(const Design&, const Design&) = default;
 };
 
+/// The epilogue ops (epilogue.hpp) an operator serves. Unlike the lists of OperandConstraints, an
+/// empty list here means "none": a default-constructed EpilogueSupport serves only the empty
+/// epilogue (Activation::none, no bias, no row scale), which every operator serves.
+struct EpilogueSupport {
+  std::vector<Activation> activations;   ///< served besides Activation::none
+  std::vector<GateLayout> gate_layouts;  ///< the layouts the gated activations (swiglu...) are served in
+  bool bias = false;
+  bool row_scale = false;
+  /// Every activation, both gate layouts, bias and row scale (the CPU operators).
+  static EpilogueSupport all();
+  friend bool operator==(const EpilogueSupport&, const EpilogueSupport&) = default;
+};
+
 /// The rules an operator puts on its operands, on top of the operation's own (validate()).
-/// An empty list means "any".
+/// An empty list means "any" (except in `epilogue`, see EpilogueSupport).
 struct OperandConstraints {
   std::vector<OperationKind> kinds;
   std::vector<DType> a_dtypes, b_dtypes, out_dtypes;
@@ -52,6 +65,7 @@ struct OperandConstraints {
   Device::Kind device = Device::Kind::cpu;
   /// M-grouped: serves groups that start at aligned offsets (GroupedGemmArguments::group_alignment > 1).
   bool aligned_groups = false;
+  EpilogueSupport epilogue;           ///< default: only the empty epilogue
 };
 
 /// Everything discovery knows about an operator without compiling or running it.

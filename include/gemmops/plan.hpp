@@ -10,12 +10,15 @@
 
 namespace gemmops {
 
-/// Where one call's operands are; everything else comes from the plan.
+/// Where one call's operands are; everything else comes from the plan (the epilogue's alpha and
+/// limit too). bias and row_scale: the epilogue's operands, when the plan's layout has them.
 struct OperandData {
   const void* a = nullptr;
   const void* b = nullptr;
   void* out = nullptr;
   const void* offsets = nullptr;  ///< grouped forms only
+  const void* bias = nullptr;
+  const void* row_scale = nullptr;
 };
 
 /// An operator and its compiled artifact for one layout of arguments: their dtypes, shapes, strides,

@@ -7,6 +7,10 @@
     op = ops.get_operators(args)[0]
     op.run(args, compiled_artifact=op.compile(args))
 
+``epilogue=ops.EpilogueOps(activation="swiglu", bias=b, row_scale=w)`` on the M-grouped, dense and
+batched arguments adds bias, activation (``gemmops.activations``; gated ones pair columns by
+``gemmops.gate_layouts``) and row scale before the store.
+
 ``gemmops.make_plan(args)`` binds the best operator and its artifact to args' layout: ``plan.run(...)``
 then costs about the launch. ``gemmops.torch`` (imported on demand) is a drop-in
 ``torch.nn.functional.grouped_mm``, and ``gemmops.transformers`` (imported on demand) adds the
@@ -22,6 +26,7 @@ from ._gemmops import (
     Artifact,
     CompileError,
     DriverError,
+    EpilogueOps,
     GemmArguments,
     GroupedGemmArguments,
     NoDeviceError,
@@ -32,10 +37,12 @@ from ._gemmops import (
     TensorSpec,
     UnsupportedError,
     __version__,
+    activations,
     all_operators,
     device_or_env_supports,
     device_supports,
     get_operators,
+    gate_layouts,
     get_rejections,
     make_plan,
     register_operator,
@@ -47,6 +54,7 @@ __all__ = [
     "Artifact",
     "CompileError",
     "DriverError",
+    "EpilogueOps",
     "GemmArguments",
     "GroupedGemmArguments",
     "NoDeviceError",
@@ -57,10 +65,12 @@ __all__ = [
     "TensorSpec",
     "UnsupportedError",
     "__version__",
+    "activations",
     "all_operators",
     "device_or_env_supports",
     "device_supports",
     "get_operators",
+    "gate_layouts",
     "get_rejections",
     "make_plan",
     "register_operator",

@@ -18,7 +18,10 @@ std::string describe(const PyArguments& a) {
   text += ": A " + operand_a(a.args).describe() + "; B " + operand_b(a.args).describe() + "; out " +
           operand_out(a.args).describe();
   if (auto* g = std::get_if<GroupedGemmArguments>(&a.args)) text += "; offsets " + g->offsets.describe();
-  return text + "; accumulator " + std::string(name(accumulator_of(a.args)));
+  text += "; accumulator " + std::string(name(accumulator_of(a.args)));
+  const EpilogueOps& e = epilogue_of(a.args);
+  if (!e.empty()) text += "; epilogue " + py_str(nb::repr(epilogue_object(a)));
+  return text;
 }
 
 nb::dict shape_dict(const PyArguments& a) {
@@ -43,20 +46,25 @@ void bind_arguments(nb::module_& m) {
       .def_prop_ro("kind", [](const PyArguments& a) { return std::string(name(unwrap(operation_kind(a.args)))); },
                    "\"gemm\", \"batched_gemm\", \"grouped_gemm_m\", \"grouped_gemm_k\" or \"grouped_gemm_n\"")
       .def_prop_ro("problem_shape", &shape_dict, "{kind, m, n, k, groups} after validation")
+      .def_prop_ro("epilogue", &epilogue_object, "The gemmops.EpilogueOps applied before the store")
       .def("__repr__", [](const PyArguments& a) { return "Arguments(" + describe(a) + ")"; });
 
   nb::class_<PyGemmArguments, PyArguments>(
       m, "GemmArguments",
-      "out = A @ B: (M,K) x (K,N) -> (M,N), or batched (L,M,K) x (L,K,N) -> (L,M,N). Any strides.")
+      "out = A @ B: (M,K) x (K,N) -> (M,N), or batched (L,M,K) x (L,K,N) -> (L,M,N). Any strides.\n"
+      "epilogue=gemmops.EpilogueOps(...) adds bias, activation and row scale before the store (out has N/2 "
+      "columns with a gated activation).")
       .def("__init__",
-           [](PyGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc) {
+           [](PyGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc, nb::object epilogue) {
              GemmArguments g{to_tensor_desc(A, Operand::A), to_tensor_desc(B, Operand::B), to_tensor_desc(out, Operand::out),
-                             accumulator(acc)};
+                             accumulator(acc), to_epilogue_ops(epilogue)};
              Arguments args = std::move(g);
              check(validate(args));  // before construction: a failed __init__ leaves nothing behind
-             new (self) PyGemmArguments{{std::move(args), std::move(A), std::move(B), std::move(out), nb::none()}};
+             new (self) PyGemmArguments{
+                 {std::move(args), std::move(A), std::move(B), std::move(out), nb::none(), std::move(epilogue)}};
            },
-           nb::arg("A"), nb::arg("B"), nb::arg("out"), nb::arg("accumulator_type") = nb::none());
+           nb::arg("A"), nb::arg("B"), nb::arg("out"), nb::arg("accumulator_type") = nb::none(),
+           nb::arg("epilogue") = nb::none());
 
   nb::class_<PyGroupedGemmArguments, PyArguments>(
       m, "GroupedGemmArguments",
@@ -64,21 +72,23 @@ void bind_arguments(nb::module_& m) {
       "M-grouped: A (TotalM,K) x B (G,K,N) -> out (TotalM,N).\n"
       "K-grouped: A (M,TotalK) x B (TotalK,N) -> out (G,M,N).\n"
       "N-grouped: A (G,M,K) x B (K,TotalN) -> out (M,TotalN).\n"
-      "zero_tail=True also sets an M-grouped out's rows (an N-grouped out's columns) past offsets[G-1] to zero.")
+      "zero_tail=True also sets an M-grouped out's rows (an N-grouped out's columns) past offsets[G-1] to zero.\n"
+      "epilogue=gemmops.EpilogueOps(...) (M-grouped only) adds bias, activation and row scale before the store.")
       .def("__init__",
            [](PyGroupedGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc,
-              nb::object offsets, bool zero_tail) {
+              nb::object offsets, bool zero_tail, nb::object epilogue) {
              if (offsets.is_none())
                throw nb::value_error("offsets: GroupedGemmArguments needs int32 offsets (G,); got None");
              GroupedGemmArguments g{to_tensor_desc(A, Operand::A), to_tensor_desc(B, Operand::B), to_tensor_desc(out, Operand::out),
-                                    accumulator(acc), to_tensor_desc(offsets, Operand::offsets), zero_tail};
+                                    accumulator(acc), to_tensor_desc(offsets, Operand::offsets), zero_tail,
+                                    to_epilogue_ops(epilogue)};
              Arguments args = std::move(g);
              check(validate(args));
-             new (self) PyGroupedGemmArguments{
-                 {std::move(args), std::move(A), std::move(B), std::move(out), std::move(offsets)}};
+             new (self) PyGroupedGemmArguments{{std::move(args), std::move(A), std::move(B), std::move(out),
+                                                std::move(offsets), std::move(epilogue)}};
            },
            nb::arg("A"), nb::arg("B"), nb::arg("out"), nb::arg("accumulator_type") = nb::none(),
-           nb::arg("offsets") = nb::none(), nb::arg("zero_tail") = false)
+           nb::arg("offsets") = nb::none(), nb::arg("zero_tail") = false, nb::arg("epilogue") = nb::none())
       .def_prop_ro("offsets", [](const PyArguments& a) { return a.offsets; })
       .def_prop_ro("zero_tail", [](const PyArguments& a) { return std::get<GroupedGemmArguments>(a.args).zero_tail; },
                    "M-grouped: rows of out past offsets[G-1] are set to zero (N-grouped: columns; else left "

@@ -100,6 +100,7 @@ nb::dict metadata_to_dict(const OperatorMetadata& md) {
   constraints["out_row_major"] = c.out_row_major;
   constraints["alignment_bytes"] = c.alignment_bytes;
   constraints["device"] = c.device == Device::Kind::cuda ? "cuda" : "cpu";
+  constraints["epilogue"] = epilogue_support_to_dict(c.epilogue);
 
   nb::dict out;
   out["name"] = md.name;
@@ -156,6 +157,7 @@ OperatorMetadata metadata_from_python(nb::handle obj, std::string op_name) {
   if (!(v = field(c, "out_row_major")).is_none()) k.out_row_major = nb::cast<bool>(v);
   if (!(v = field(c, "alignment_bytes")).is_none()) k.alignment_bytes = nb::cast<int>(v);
   if (!(v = field(c, "device")).is_none()) k.device = to_device(v, what(op, "constraints.device").c_str()).kind;
+  k.epilogue = epilogue_support_from_python(field(c, "epilogue"), op);
   return md;
 }
 

@@ -29,6 +29,34 @@ void check_same_layout(const TensorDesc& planned, const TensorDesc& got, const c
                             .c_str());
 }
 
+void check_same_optional(const std::optional<TensorDesc>& planned, const std::optional<TensorDesc>& got,
+                         const char* operand) {
+  if (planned.has_value() != got.has_value())
+    throw nb::value_error((std::string(operand) + ": must be " + (planned ? "given" : "absent") +
+                           " as in the plan's layout; got " + (got ? "one" : "none"))
+                              .c_str());
+  if (planned) check_same_layout(*planned, *got, operand);
+}
+
+// The epilogue's ops and operands as planned; alpha and limit are the plan's (OperandData carries
+// only data), so a call with others is refused rather than served with the plan's.
+void check_same_epilogue(const EpilogueOps& planned, const EpilogueOps& got) {
+  if (planned.activation != got.activation || planned.gate_layout != got.gate_layout)
+    throw nb::value_error(("epilogue: must have the plan's ops (activation " + std::string(name(planned.activation)) +
+                           ", gate_layout " + std::string(name(planned.gate_layout)) + "); got activation " +
+                           std::string(name(got.activation)) + ", gate_layout " + std::string(name(got.gate_layout)))
+                              .c_str());
+  if (planned.alpha != got.alpha || planned.limit != got.limit)
+    throw nb::value_error(("epilogue.alpha, epilogue.limit: must be the plan's (" + std::to_string(planned.alpha) +
+                           ", " + std::to_string(planned.limit) + "); make a plan for others; got " +
+                           std::to_string(got.alpha) + ", " + std::to_string(got.limit))
+                              .c_str());
+  check_same_optional(planned.bias, got.bias, "epilogue.bias");
+  check_same_optional(planned.row_scale, got.row_scale, "epilogue.row_scale");
+}
+
+const void* data_of(const std::optional<TensorDesc>& t) { return t ? t->data : nullptr; }
+
 }  // namespace
 
 void bind_plan(nb::module_& m) {
@@ -47,7 +75,10 @@ void bind_plan(nb::module_& m) {
              check_same_layout(operand_a(layout), operand_a(a.args), "A");
              check_same_layout(operand_b(layout), operand_b(a.args), "B");
              check_same_layout(operand_out(layout), operand_out(a.args), "out");
-             OperandData d{operand_a(a.args).data, operand_b(a.args).data, operand_out(a.args).data, nullptr};
+             const EpilogueOps& e = epilogue_of(a.args);
+             check_same_epilogue(epilogue_of(layout), e);
+             OperandData d{operand_a(a.args).data, operand_b(a.args).data, operand_out(a.args).data, nullptr,
+                           data_of(e.bias), data_of(e.row_scale)};
              if (const auto* g = std::get_if<GroupedGemmArguments>(&a.args)) d.offsets = g->offsets.data;
              Status status;
              {
@@ -60,9 +91,10 @@ void bind_plan(nb::module_& m) {
            "Runs on args (tensors of the plan's layout); stream and workspace as raw addresses")
       .def("_run_unchecked",
            [](const PyPlan& p, uintptr_t a, uintptr_t b, uintptr_t out, uintptr_t offsets, uintptr_t stream,
-              uintptr_t workspace, std::size_t workspace_bytes) {
-             const OperandData d{reinterpret_cast<const void*>(a), reinterpret_cast<const void*>(b),
-                                 reinterpret_cast<void*>(out), reinterpret_cast<const void*>(offsets)};
+              uintptr_t workspace, std::size_t workspace_bytes, uintptr_t bias, uintptr_t row_scale) {
+             const OperandData d{reinterpret_cast<const void*>(a),       reinterpret_cast<const void*>(b),
+                                 reinterpret_cast<void*>(out),           reinterpret_cast<const void*>(offsets),
+                                 reinterpret_cast<const void*>(bias), reinterpret_cast<const void*>(row_scale)};
              Status status;
              {
                nb::gil_scoped_release release;
@@ -71,7 +103,7 @@ void bind_plan(nb::module_& m) {
              check(status);
            },
            nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("offsets") = 0, nb::arg("stream") = 0,
-           nb::arg("workspace") = 0, nb::arg("workspace_bytes") = 0,
+           nb::arg("workspace") = 0, nb::arg("workspace_bytes") = 0, nb::arg("bias") = 0, nb::arg("row_scale") = 0,
            "For callers that made the tensors themselves (gemmops.torch): data addresses of tensors of the "
            "plan's layout, unchecked. Use run() otherwise.")
       .def("__repr__", [](const PyPlan& p) { return "Plan(" + p.plan.op()->name() + ")"; });

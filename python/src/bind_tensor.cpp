@@ -31,6 +31,8 @@ const char* name_of(Operand operand) {
     case Operand::out: return "out";
     case Operand::offsets: return "offsets";
     case Operand::workspace: return "workspace";
+    case Operand::bias: return "epilogue.bias";
+    case Operand::row_scale: return "epilogue.row_scale";
   }
   return "?";
 }
@@ -57,6 +59,8 @@ std::string dtype_name(nb::handle obj, const ReadOnlyArray* array) {
     case Operand::A:
     case Operand::B: rule = "dtype must be one of bf16, fp16, fp32, e4m3, e5m2"; break;
     case Operand::workspace: rule = "dtype must be one of bf16, fp16, fp32, e4m3, e5m2, int32"; break;
+    case Operand::bias: rule = "dtype must be fp32 or out's dtype"; break;
+    case Operand::row_scale: rule = "dtype must be fp32"; break;
   }
   throw_status(invalid_argument(message(name_of(operand), rule + "; got " + seen)));
 }

@@ -34,7 +34,7 @@ T unwrap(Result<T> result) {
 // bind_tensor.cpp: the one conversion of a Python object into an operand.
 /// What a tensor is for, which says what the conversion asks of it: A, B and offsets are only read
 /// (read-only arrays are fine), out and a workspace are written (they must be writable).
-enum class Operand { A, B, out, offsets, workspace };
+enum class Operand { A, B, out, offsets, workspace, bias, row_scale };
 /// DLPack/buffer objects (numpy, torch, cupy, jax), torch meta tensors and FakeTensors (fake) and
 /// gemmops.TensorSpec (fake). The operand's name starts every error message. A tensor of a dtype
 /// gemmops has no name for, or a read-only out, raises ValueError with the rule (as a failed rule
@@ -47,10 +47,17 @@ DType to_dtype(nb::handle obj, const char* what);
 /// "cpu", "cuda", "cuda:N" (or a torch.device); ValueError otherwise.
 Device to_device(nb::handle obj, const char* what);
 
+/// gemmops.EpilogueOps: the ops plus the Python tensors its bias and row_scale point into.
+struct PyEpilogueOps {
+  EpilogueOps ops;
+  nb::object bias, row_scale;
+};
+
 /// An Arguments plus the Python tensors it points into, kept alive as long as the arguments are.
 struct PyArguments {
   Arguments args;
   nb::object A, B, out, offsets;
+  nb::object epilogue;  ///< the PyEpilogueOps given, if any (keeps its tensors alive)
 };
 struct PyGemmArguments : PyArguments {};
 struct PyGroupedGemmArguments : PyArguments {};
@@ -62,6 +69,15 @@ struct PyOperator {
 struct PyArtifact {
   Artifact artifact;
 };
+
+// bind_epilogue.cpp
+/// `obj` as epilogue ops: None gives the empty epilogue, a gemmops.EpilogueOps its ops; TypeError
+/// otherwise.
+EpilogueOps to_epilogue_ops(nb::handle obj);
+/// The ops of valid arguments as a gemmops.EpilogueOps (the one given when there was one).
+nb::object epilogue_object(const PyArguments& a);
+nb::dict epilogue_support_to_dict(const EpilogueSupport& s);
+EpilogueSupport epilogue_support_from_python(nb::handle obj, const std::string& op);
 
 // bind_metadata.cpp
 nb::dict metadata_to_dict(const OperatorMetadata& metadata);
@@ -92,6 +108,7 @@ const PyArguments* current_arguments();
 // Per-file registration, called from module.cpp in this order.
 void bind_errors(nb::module_& m);
 void bind_tensor(nb::module_& m);
+void bind_epilogue(nb::module_& m);
 void bind_arguments(nb::module_& m);
 void bind_operator(nb::module_& m);
 void bind_registry(nb::module_& m);

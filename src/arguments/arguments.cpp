@@ -21,8 +21,16 @@ Status validate_memory(const Arguments& args) {
   const TensorDesc& out = operand_out(args);
   GEMMOPS_TRY(validate_no_overlap(out, operand_a(args), "A"));
   GEMMOPS_TRY(validate_no_overlap(out, operand_b(args), "B"));
-  if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) return validate_no_overlap(out, g->offsets, "offsets");
+  if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) GEMMOPS_TRY(validate_no_overlap(out, g->offsets, "offsets"));
+  const EpilogueOps& e = epilogue_of(args);
+  if (e.bias) GEMMOPS_TRY(validate_no_overlap(out, *e.bias, "epilogue.bias"));
+  if (e.row_scale) GEMMOPS_TRY(validate_no_overlap(out, *e.row_scale, "epilogue.row_scale"));
   return Status::ok();
+}
+
+Status validate_per_call(const Arguments& args) {
+  GEMMOPS_TRY(validate_memory(args));
+  return validate_epilogue_scalars(epilogue_of(args));
 }
 
 }  // namespace detail
@@ -53,7 +61,7 @@ Status validate_structure(const Arguments& args) {
 
 Status validate(const Arguments& args) {
   GEMMOPS_TRY(validate_structure(args));
-  return detail::validate_memory(args);
+  return detail::validate_per_call(args);
 }
 
 Result<ProblemShape> problem_shape(const Arguments& args) {
@@ -89,6 +97,9 @@ const TensorDesc& operand_out(const Arguments& args) {
 }
 DType accumulator_of(const Arguments& args) {
   return std::visit([](const auto& a) { return a.accumulator; }, args);
+}
+const EpilogueOps& epilogue_of(const Arguments& args) {
+  return std::visit([](const auto& a) -> const EpilogueOps& { return a.epilogue; }, args);
 }
 
 }  // namespace gemmops

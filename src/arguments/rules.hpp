@@ -37,6 +37,20 @@ Status validate_memory(const Arguments& args);
 Status validate_out_elements_distinct(const TensorDesc& out);
 /// The checks on A, B and out that do not depend on the operation's form (nor on where they point).
 Status validate_operands(const TensorDesc& a, const TensorDesc& b, const TensorDesc& out, DType accumulator);
+/// The rules on what may differ between arguments of one signature, checked on every call: where
+/// the data points (validate_memory) and the epilogue's scalars (validate_epilogue_scalars).
+Status validate_per_call(const Arguments& args);
+
+// --- epilogue ops (validate_epilogue.cpp) ---
+/// The K- and N-grouped forms take no epilogue ops.
+Status validate_epilogue_form(const EpilogueOps& e, OperationKind kind);
+/// out's N against the product's (B's) N: equal, or half of an even N with a gated activation.
+Status validate_out_columns(const EpilogueOps& e, int64_t out_n, int64_t product_n, const std::string& shapes);
+/// bias and row_scale: layout, shape for the form, dtype, contiguity, out's device.
+Status validate_epilogue_operands(const EpilogueOps& e, OperationKind kind, const TensorDesc& B,
+                                  const TensorDesc& out);
+/// swiglu_oss: alpha finite, limit finite and > 0 (per-call values: not in the signature).
+Status validate_epilogue_scalars(const EpilogueOps& e);
 
 // --- dense and batched GEMM (validate_gemm.cpp) ---
 Result<OperationKind> gemm_kind(const GemmArguments& args);

@@ -18,10 +18,11 @@ Status validate_grouped_m_shapes(const GroupedGemmArguments& g) {
   const TensorDesc &A = g.A, &B = g.B, &out = g.out;
   const std::string ab = labelled("A", "(TotalM,K)", A) + ", " + labelled("B", "(G,K,N)", B);
   const std::string ao = labelled("A", "(TotalM,K)", A) + ", " + labelled("out", "(TotalM,N)", out);
-  const std::string bo = labelled("B", "(G,K,N)", B) + ", " + labelled("out", "(TotalM,N)", out);
+  const char* out_dims = is_gated(g.epilogue.activation) ? "(TotalM,N/2)" : "(TotalM,N)";
+  const std::string bo = labelled("B", "(G,K,N)", B) + ", " + labelled("out", out_dims, out);
   GEMMOPS_TRY(agree("K", B.size(1), A.size(1), "B", "A", ab));
   GEMMOPS_TRY(agree("TotalM", out.size(0), A.size(0), "out", "A", ao));
-  return agree("N", out.size(1), B.size(2), "out", "B", bo);
+  return validate_out_columns(g.epilogue, out.size(1), B.size(2), bo);
 }
 
 // A (M,TotalK) x B (TotalK,N) -> out (G,M,N).
@@ -40,12 +41,13 @@ Status validate_grouped_m_masked_shapes(const GroupedGemmArguments& g) {
   const TensorDesc &A = g.A, &B = g.B, &out = g.out;
   const std::string ab = labelled("A", "(G,MaxM,K)", A) + ", " + labelled("B", "(G,K,N)", B);
   const std::string ao = labelled("A", "(G,MaxM,K)", A) + ", " + labelled("out", "(G,MaxM,N)", out);
-  const std::string bo = labelled("B", "(G,K,N)", B) + ", " + labelled("out", "(G,MaxM,N)", out);
+  const char* out_dims = is_gated(g.epilogue.activation) ? "(G,MaxM,N/2)" : "(G,MaxM,N)";
+  const std::string bo = labelled("B", "(G,K,N)", B) + ", " + labelled("out", out_dims, out);
   GEMMOPS_TRY(agree("G", B.size(0), A.size(0), "B", "A", ab));
   GEMMOPS_TRY(agree("K", B.size(1), A.size(2), "B", "A", ab));
   GEMMOPS_TRY(agree("G", out.size(0), A.size(0), "out", "A", ao));
   GEMMOPS_TRY(agree("MaxM", out.size(1), A.size(1), "out", "A", ao));
-  return agree("N", out.size(2), B.size(2), "out", "B", bo);
+  return validate_out_columns(g.epilogue, out.size(2), B.size(2), bo);
 }
 
 // A (G,M,K) x B (K,TotalN) -> out (M,TotalN).
@@ -172,6 +174,7 @@ Status validate_grouped(const GroupedGemmArguments& g) {
   }
   GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, grouped_kind(g));
   GEMMOPS_TRY(validate_group_alignment(g, kind));
+  GEMMOPS_TRY(validate_epilogue_form(g.epilogue, kind));
   switch (kind) {
     case OperationKind::grouped_m:
       GEMMOPS_TRY(validate_grouped_m_shapes(g));
@@ -200,7 +203,8 @@ Status validate_grouped(const GroupedGemmArguments& g) {
     case OperationKind::gemm:
     case OperationKind::batched_gemm: break;  // grouped_kind() never returns them
   }
-  return validate_operands(g.A, g.B, g.out, g.accumulator);
+  GEMMOPS_TRY(validate_operands(g.A, g.B, g.out, g.accumulator));
+  return validate_epilogue_operands(g.epilogue, kind, g.B, g.out);
 }
 
 }  // namespace gemmops::detail

@@ -83,9 +83,49 @@ Status check_alignment(int alignment, const TensorDesc& t, const char* role) {
   return Status::ok();
 }
 
+template <class T>
+bool listed(const std::vector<T>& list, T v) {
+  return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+// What an EpilogueSupport serves, for the reasons: "none, silu, swiglu (concatenated), bias".
+std::string served(const EpilogueSupport& s) {
+  std::string text = "none";
+  for (Activation a : kAllActivations) {
+    if (a == Activation::none || !listed(s.activations, a)) continue;
+    text += ", " + std::string(name(a));
+    if (is_gated(a)) {
+      std::string layouts;
+      for (GateLayout g : s.gate_layouts) layouts += (layouts.empty() ? "" : "/") + std::string(name(g));
+      text += " (" + (layouts.empty() ? std::string("no gate layout") : layouts) + ")";
+    }
+  }
+  if (s.bias) text += ", bias";
+  if (s.row_scale) text += ", row_scale";
+  return text;
+}
+
+Status check_epilogue(const EpilogueSupport& s, const EpilogueOps& e, std::string_view who) {
+  if (e.empty()) return Status::ok();
+  auto lacks = [&](const std::string& op) {
+    return unsupported("epilogue: " + std::string(who) + " has no " + op + " op; it serves " + served(s));
+  };
+  if (e.activation != Activation::none) {
+    const std::string act(name(e.activation));
+    if (!listed(s.activations, e.activation)) {
+      return lacks(is_gated(e.activation) ? act + " (" + std::string(name(e.gate_layout)) + ")" : act);
+    }
+    if (is_gated(e.activation) && !listed(s.gate_layouts, e.gate_layout))
+      return lacks(act + " (" + std::string(name(e.gate_layout)) + ")");
+  }
+  if (e.bias && !s.bias) return lacks("bias");
+  if (e.row_scale && !s.row_scale) return lacks("row_scale");
+  return Status::ok();
+}
+
 }  // namespace
 
-Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& args) {
+Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& args, std::string_view who) {
   const TensorDesc &A = operand_a(args), &B = operand_b(args), &out = operand_out(args);
   GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, operation_kind(args));
   if (!allowed(c.kinds, kind)) {
@@ -111,7 +151,8 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
   GEMMOPS_TRY(check_out_row_major(c, out));
   GEMMOPS_TRY(check_alignment(c.alignment_bytes, A, "A"));
   GEMMOPS_TRY(check_alignment(c.alignment_bytes, B, "B"));
-  return check_alignment(c.alignment_bytes, out, "out");
+  GEMMOPS_TRY(check_alignment(c.alignment_bytes, out, "out"));
+  return check_epilogue(c.epilogue, epilogue_of(args), who);
 }
 
 }  // namespace detail

@@ -5,6 +5,8 @@
 #include "gemmops/metadata.hpp"
 
 namespace gemmops::detail {
-/// check_constraints() on arguments already known to pass validate().
-Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& args);
+/// check_constraints() on arguments already known to pass validate(); `who` (an operator's name)
+/// names the operator in the epilogue's reasons.
+Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& args,
+                                  std::string_view who = "the operator");
 }  // namespace gemmops::detail

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gemmops/metadata.hpp"
 
+#include <iterator>
 #include <string>
 
 namespace gemmops {
@@ -16,6 +17,15 @@ std::string_view name(Schedule s) {
     case Schedule::simt: return "simt";
   }
   return "unknown";
+}
+
+EpilogueSupport EpilogueSupport::all() {
+  EpilogueSupport s;
+  for (Activation a : kAllActivations)
+    if (a != Activation::none) s.activations.push_back(a);
+  s.gate_layouts.assign(std::begin(kAllGateLayouts), std::end(kAllGateLayouts));
+  s.bias = s.row_scale = true;
+  return s;
 }
 
 std::string Design::to_string() const {

@@ -28,6 +28,9 @@ Status refuse_fakes(const Arguments& args) {
   GEMMOPS_TRY(refuse_fake(operand_b(args), "B"));
   GEMMOPS_TRY(refuse_fake(operand_out(args), "out"));
   if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) GEMMOPS_TRY(refuse_fake(g->offsets, "offsets"));
+  const EpilogueOps& e = epilogue_of(args);
+  if (e.bias) GEMMOPS_TRY(refuse_fake(*e.bias, "epilogue.bias"));
+  if (e.row_scale) GEMMOPS_TRY(refuse_fake(*e.row_scale, "epilogue.row_scale"));
   return Status::ok();
 }
 
@@ -42,12 +45,12 @@ Status Operator::supports_uncached(const Arguments& args, const Target& target) 
     return unsupported("target: " + name() + " is built for " + metadata_.target.to_string() +
                        ", which does not run on " + target.to_string());
   }
-  GEMMOPS_TRY(detail::check_constraints_of_valid(metadata_.constraints, args));
+  GEMMOPS_TRY(detail::check_constraints_of_valid(metadata_.constraints, args, name()));
   return supports_extra(args, target);
 }
 
 // Same answers, same order of rules with and without the memo: the structure, then where the data
-// points (checked on every call), then the rest.
+// points and the epilogue's scalars (checked on every call), then the rest.
 Status Operator::supports(const Arguments& args, const Target& target) const {
   const bool memoised = answers_by_signature() && !detail::has_host_offset_values(args);
   const detail::Signature sig = memoised ? detail::signature_of(args, target) : detail::Signature{};
@@ -63,7 +66,7 @@ Status Operator::supports(const Arguments& args, const Target& target) const {
     memo_->put(sig, *entry);
   }
   GEMMOPS_TRY(entry->structure);
-  GEMMOPS_TRY(detail::validate_memory(args));
+  GEMMOPS_TRY(detail::validate_per_call(args));
   return entry->rest;
 }
 

@@ -11,6 +11,12 @@ namespace {
 Arguments without_data(Arguments args) {
   std::visit([](auto& a) { a.A.data = a.B.data = a.out.data = nullptr; }, args);
   if (auto* g = std::get_if<GroupedGemmArguments>(&args)) g->offsets.data = nullptr;
+  std::visit(
+      [](auto& a) {
+        if (a.epilogue.bias) a.epilogue.bias->data = nullptr;
+        if (a.epilogue.row_scale) a.epilogue.row_scale->data = nullptr;
+      },
+      args);
   return args;
 }
 
@@ -29,6 +35,8 @@ Status Plan::run(const OperandData& data, Stream stream, Workspace workspace) co
         a.A.data = const_cast<void*>(data.a);  // read only: TensorDesc has one pointer type for all operands
         a.B.data = const_cast<void*>(data.b);
         a.out.data = data.out;
+        if (a.epilogue.bias) a.epilogue.bias->data = const_cast<void*>(data.bias);
+        if (a.epilogue.row_scale) a.epilogue.row_scale->data = const_cast<void*>(data.row_scale);
       },
       args);
   if (auto* g = std::get_if<GroupedGemmArguments>(&args)) g->offsets.data = const_cast<void*>(data.offsets);

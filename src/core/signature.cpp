@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <variant>
 
 namespace gemmops::detail {
@@ -42,6 +43,19 @@ void put_tensor(Writer& w, const TensorDesc& t) {
   for (int64_t v : t.strides) w.put(v);
 }
 
+// The ops, then each optional operand: absent, or its layout (its dtype among it). alpha and limit
+// are per-call values, checked on every call (validate_per_call), so they are left out.
+void put_epilogue(Writer& w, const EpilogueOps& e) {
+  w.put(static_cast<int64_t>(e.activation) * 16 + static_cast<int64_t>(e.gate_layout));
+  for (const std::optional<TensorDesc>* t : {&e.bias, &e.row_scale}) {
+    if (!t->has_value()) {
+      w.put(-1);
+      continue;
+    }
+    put_tensor(w, **t);
+  }
+}
+
 void finish(Signature& s, bool overflow) {
   s.valid = !overflow;
   // FNV-1a over the words: cheap, and good enough for a table of a few thousand entries.
@@ -60,6 +74,7 @@ void put_arguments(Writer& w, const Arguments& args) {
     put_tensor(w, g->A);
     put_tensor(w, g->B);
     put_tensor(w, g->out);
+    put_epilogue(w, g->epilogue);
   } else {
     const auto& gg = std::get<GroupedGemmArguments>(args);
     w.put(static_cast<int64_t>(gg.accumulator) * 2 + (gg.zero_tail ? 1 : 0));
@@ -68,6 +83,7 @@ void put_arguments(Writer& w, const Arguments& args) {
     put_tensor(w, gg.B);
     put_tensor(w, gg.out);
     put_tensor(w, gg.offsets);
+    put_epilogue(w, gg.epilogue);
   }
 }
 

@@ -1,14 +1,17 @@
-// src/cpu/cpu_operator.cpp: metadata of the CPU operators, and arguments -> a list of GemmTasks
+// src/cpu/cpu_operator.cpp: metadata of the CPU operators, and arguments -> a list of GemmTasks (and
+// the epilogue ops after them)
 // SPDX-License-Identifier: Apache-2.0
 #include "cpu/cpu_operator.hpp"
 
 #include <cstring>
 #include <new>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/env.hpp"
 #include "cpu/blocked_gemm.hpp"
+#include "cpu/epilogue.hpp"
 
 namespace gemmops::cpu {
 namespace {
@@ -142,6 +145,94 @@ Result<std::vector<GemmTask>> make_tasks(OperationKind kind, const Arguments& ar
   return tasks;
 }
 
+// The epilogue's operands at one block of rows: bias row `bias_row`, row_scale from element
+// `first_row` (row_scale is contiguous, so row r of the block is element first_row + r).
+EpilogueRows epilogue_rows(const EpilogueOps& e, const float* acc, int64_t rows, int64_t n, OutRef out,
+                           int64_t bias_row, int64_t first_row) {
+  EpilogueRows r{acc, n, rows, n, out};
+  if (e.bias) {
+    const TensorDesc& b = *e.bias;
+    r.bias = static_cast<const std::byte*>(b.data) +
+             (b.rank() == 2 ? bias_row * b.stride(0) : 0) * static_cast<int64_t>(size_of(b.dtype));
+    r.bias_dtype = b.dtype;
+  }
+  if (e.row_scale) r.row_scale = static_cast<const float*>(e.row_scale->data) + first_row;
+  return r;
+}
+
+// The product into an fp32 scratch of its own shape (the blocked GEMM unchanged), then the epilogue
+// row block by row block into out: bias, activation and row scale need the whole fp32 row (a gated
+// pair may lie in two tiles), and out is rounded once.
+Status run_with_epilogue(OperationKind kind, const Arguments& args, int threads) {
+  const TensorDesc &B = operand_b(args), &out = operand_out(args);
+  const EpilogueOps& e = epilogue_of(args);
+  const int64_t n = B.size(-1);
+  std::vector<int64_t> shape = out.shape;
+  shape.back() = n;
+  TensorDesc product = TensorDesc::contiguous(DType::fp32, shape, Device::cpu());
+  std::vector<float> scratch(static_cast<size_t>(product.numel()));
+  product.data = scratch.data();
+  Arguments into_scratch = args;
+  std::visit(
+      [&](auto& a) {
+        a.out = product;
+        a.epilogue = EpilogueOps{};
+      },
+      into_scratch);
+  if (auto* g = std::get_if<GroupedGemmArguments>(&into_scratch)) g->zero_tail = false;  // written below
+  GEMMOPS_ASSIGN_OR_RETURN(std::vector<GemmTask> tasks, make_tasks(kind, into_scratch));
+  GEMMOPS_TRY(run_blocked(tasks, threads));
+
+  const float* acc = scratch.data();
+  switch (kind) {
+    case OperationKind::gemm:
+      apply_epilogue(e, epilogue_rows(e, acc, out.size(0), n, out_matrix(out, 0), 0, 0));
+      break;
+    case OperationKind::batched_gemm: {
+      const int64_t m = out.size(1);
+      for (int64_t l = 0; l < out.size(0); ++l) {
+        EpilogueRows r = epilogue_rows(e, acc + l * m * n, m, n, out_matrix(out, l * out.stride(0)), l, 0);
+        if (e.row_scale) r.row_scale = static_cast<const float*>(e.row_scale->data) + l * e.row_scale->stride(0);
+        apply_epilogue(e, r);
+      }
+      break;
+    }
+    case OperationKind::grouped_m: {
+      const auto& g = std::get<GroupedGemmArguments>(args);
+      GEMMOPS_ASSIGN_OR_RETURN(std::vector<int64_t> ends, read_offsets(g.offsets, out.size(0)));
+      const int64_t align = g.group_alignment;
+      int64_t start = 0;
+      for (size_t i = 0; i < ends.size(); ++i) {
+        start = (start + align - 1) / align * align;  // padding rows: untouched, as without ops
+        apply_epilogue(e, epilogue_rows(e, acc + start * n, ends[i] - start, n,
+                                        out_matrix(out, start * out.stride(0)), static_cast<int64_t>(i), start));
+        start = ends[i];
+      }
+      // Rows past the last group hold no product: zeros (zero_tail) or untouched, as without ops.
+      if (g.zero_tail && start < out.size(0)) {
+        const std::vector<float> zeros(static_cast<size_t>(out.size(1)), 0.0f);
+        for (int64_t r = start; r < out.size(0); ++r)
+          store_tile(zeros.data(), 0, out_matrix(out, r * out.stride(0)), 0, 1, 0, out.size(1));
+      }
+      break;
+    }
+    case OperationKind::grouped_m_masked: {  // row_scale (G, MaxM): group i's rows from element i * MaxM
+      const auto& g = std::get<GroupedGemmArguments>(args);
+      const int64_t max_m = out.size(1);
+      GEMMOPS_ASSIGN_OR_RETURN(std::vector<int64_t> counts, read_counts(g.offsets, max_m));
+      for (size_t i = 0; i < counts.size(); ++i) {
+        const auto gi = static_cast<int64_t>(i);
+        apply_epilogue(e, epilogue_rows(e, acc + gi * max_m * n, counts[i], n, out_matrix(out, gi * out.stride(0)),
+                                        gi, gi * max_m));
+      }
+      break;
+    }
+    case OperationKind::grouped_k:
+    case OperationKind::grouped_n: break;  // validate() refuses epilogue ops on these forms
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 OperatorMetadata CpuOperator::make_metadata(OperationKind kind) {
@@ -158,6 +249,7 @@ OperatorMetadata CpuOperator::make_metadata(OperationKind kind) {
   c.a_b_same_dtype = false;  // e4m3 x e5m2 is allowed; validate() refuses the non-fp8 mixes
   c.device = Device::Kind::cpu;
   c.aligned_groups = true;
+  c.epilogue = EpilogueSupport::all();  // grouped_k and grouped_n take none (validate()), so nothing is served there
   md.design.schedule = Schedule::cpu_blocked;
   return md;
 }
@@ -170,10 +262,11 @@ Result<Artifact> CpuOperator::do_compile(const Arguments&) const {
 
 Status CpuOperator::do_run(const Arguments& args, const Artifact&, Stream, Workspace) const {
   try {
+    if (!epilogue_of(args).empty()) return run_with_epilogue(kind_, args, env::cpu_threads());
     GEMMOPS_ASSIGN_OR_RETURN(std::vector<GemmTask> tasks, make_tasks(kind_, args));
     return run_blocked(tasks, env::cpu_threads());
   } catch (const std::bad_alloc&) {
-    return Status(ErrorCode::out_of_memory, "cpu: could not allocate the group list");
+    return Status(ErrorCode::out_of_memory, "cpu: could not allocate the group list or the product's scratch");
   }
 }
 

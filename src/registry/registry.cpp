@@ -52,7 +52,8 @@ Status Registry::add(OperatorPtr op) {
 
 // Operators that answer by signature are ranked once per signature; the others (a user's operator
 // whose supports() may read data) are asked on every call and merged in. Either way every call
-// checks where the data points (out overlapping an input), which no signature holds.
+// checks where the data points (out overlapping an input) and the epilogue's scalars, which no
+// signature holds.
 std::vector<OperatorPtr> Registry::get_operators(const Arguments& args, const Target& target) const {
   const detail::Signature sig = detail::has_host_offset_values(args) ? detail::Signature{}
                                                                      : detail::signature_of(args, target);
@@ -64,9 +65,10 @@ std::vector<OperatorPtr> Registry::get_operators(const Arguments& args, const Ta
   };
   if (!sig.valid) {
     by_signature();
-  } else if (!detail::validate_memory(args)) {
-    // Overlapping memory is refused by every operator (the rule is validate()'s); only operators
-    // that do not answer by signature are asked below, and they refuse too unless they skip validate().
+  } else if (!detail::validate_per_call(args)) {
+    // Overlapping memory or a bad epilogue alpha or limit is refused by every operator (the rules
+    // are validate()'s); only operators that do not answer by signature are asked below, and they
+    // refuse too unless they skip validate().
   } else if (auto hit = ranking_->find(sig)) {
     ranked = std::move(*hit);
   } else {

@@ -105,6 +105,7 @@ OperatorMetadata SimtGemmOperator::make_metadata(DType ab, DType out) {
   c.accumulator_dtypes = {DType::fp32};
   c.a_b_same_dtype = true;
   c.device = Device::Kind::cuda;  // any majors, any strides, element-aligned pointers (supports_extra)
+  c.epilogue = EpilogueSupport{};  // only the empty epilogue
   return m;
 }
 

@@ -35,6 +35,7 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   c.out_row_major = true;
   c.alignment_bytes = 16;  // TMA: base addresses and strides in multiples of 16 bytes
   c.device = Device::Kind::cuda;
+  c.epilogue = EpilogueSupport{};  // only the empty epilogue until the kernel serves the ops
   return m;
 }
 

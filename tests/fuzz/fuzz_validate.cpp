@@ -128,6 +128,30 @@ void mutate_some(FuzzedDataProvider& in, Args& g, Device dev) {
   }
 }
 
+// Epilogue ops: mostly coherent with out (bias over its columns, row_scale over its rows), then
+// anything; alpha and limit from the floats that break rules.
+void pick_epilogue(FuzzedDataProvider& in, EpilogueOps& e, const TensorDesc& out, Device device) {
+  if (in.ConsumeBool()) return;
+  static constexpr float kFloats[] = {1.702f, 7.0f, 0.0f, -1.0f, 1e38f, std::numeric_limits<float>::infinity(),
+                                      -std::numeric_limits<float>::infinity(),
+                                      std::numeric_limits<float>::quiet_NaN()};
+  e.activation = in.PickValueInArray(kAllActivations);
+  e.gate_layout = in.PickValueInArray(kAllGateLayouts);
+  e.alpha = in.PickValueInArray(kFloats);
+  e.limit = in.PickValueInArray(kFloats);
+  const int64_t rows = out.rank() >= 1 ? out.shape[0] : 0, cols = out.rank() >= 1 ? out.shape.back() : 0;
+  // The product's columns: out's, or twice them (a gated activation).
+  const int64_t product_cols = in.ConsumeBool() && cols >= 0 && cols <= (1 << 20) ? 2 * cols : cols;
+  if (in.ConsumeBool()) {
+    e.bias = in.ConsumeBool() ? matrix(in, DType::fp32, {product_cols}, device) : pick_tensor(in, device);
+    if (in.ConsumeIntegralInRange<int>(0, 3) == 0) mutate(in, *e.bias, device);
+  }
+  if (in.ConsumeBool()) {
+    e.row_scale = in.ConsumeBool() ? matrix(in, DType::fp32, {rows}, device) : pick_tensor(in, device);
+    if (in.ConsumeIntegralInRange<int>(0, 3) == 0) mutate(in, *e.row_scale, device);
+  }
+}
+
 OperandConstraints pick_constraints(FuzzedDataProvider& in) {
   OperandConstraints c;
   if (in.ConsumeBool()) c.kinds = {in.PickValueInArray(kAllOperationKinds)};
@@ -141,6 +165,9 @@ OperandConstraints pick_constraints(FuzzedDataProvider& in) {
   static constexpr int kAlignments[] = {1, 2, 4, 8, 16, 128, 0, -1, 3};
   c.alignment_bytes = in.PickValueInArray(kAlignments);
   c.device = in.ConsumeBool() ? Device::Kind::cpu : Device::Kind::cuda;
+  if (in.ConsumeBool()) c.epilogue = EpilogueSupport::all();
+  if (in.ConsumeBool()) c.epilogue.activations = {in.PickValueInArray(kAllActivations)};
+  if (in.ConsumeBool()) c.epilogue.gate_layouts = {in.PickValueInArray(kAllGateLayouts)};
   return c;
 }
 
@@ -181,6 +208,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       g.out = pick_tensor(in, device);
     }
     g.accumulator = in.ConsumeIntegralInRange<int>(0, 7) == 0 ? in.PickValueInArray(kAllDTypes) : DType::fp32;
+    pick_epilogue(in, g.epilogue, g.out, device);
     exercise(g, in);
   } else {
     GroupedGemmArguments g;
@@ -197,9 +225,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     g.accumulator = in.ConsumeIntegralInRange<int>(0, 7) == 0 ? in.PickValueInArray(kAllDTypes) : DType::fp32;
     give_offsets_memory(in, g.offsets, offsets_storage);
+    pick_epilogue(in, g.epilogue, g.out, device);
     exercise(g, in);
   }
   (void)Target::parse(in.ConsumeRandomLengthString(8));
   (void)parse_dtype(in.ConsumeRandomLengthString(16));
+  (void)parse_activation(in.ConsumeRandomLengthString(16));
+  (void)parse_gate_layout(in.ConsumeRandomLengthString(16));
   return 0;
 }
