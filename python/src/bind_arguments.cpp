@@ -72,24 +72,31 @@ void bind_arguments(nb::module_& m) {
       "M-grouped: A (TotalM,K) x B (G,K,N) -> out (TotalM,N).\n"
       "K-grouped: A (M,TotalK) x B (TotalK,N) -> out (G,M,N).\n"
       "N-grouped: A (G,M,K) x B (K,TotalN) -> out (M,TotalN).\n"
+      "Masked M-grouped: A (G,MaxM,K) x B (G,K,N) -> out (G,MaxM,N), offsets = each group's row count.\n"
       "zero_tail=True also sets an M-grouped out's rows (an N-grouped out's columns) past offsets[G-1] to zero.\n"
+      "group_alignment=a (M-grouped, a power of two): group i starts at offsets[i-1] rounded up to a multiple of a.\n"
       "epilogue=gemmops.EpilogueOps(...) (M-grouped only) adds bias, activation and row scale before the store.")
       .def("__init__",
            [](PyGroupedGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc,
-              nb::object offsets, bool zero_tail, nb::object epilogue) {
+              nb::object offsets, bool zero_tail, nb::object epilogue, int32_t group_alignment) {
              if (offsets.is_none())
                throw nb::value_error("offsets: GroupedGemmArguments needs int32 offsets (G,); got None");
              GroupedGemmArguments g{to_tensor_desc(A, Operand::A), to_tensor_desc(B, Operand::B), to_tensor_desc(out, Operand::out),
-                                    accumulator(acc), to_tensor_desc(offsets, Operand::offsets), zero_tail,
-                                    to_epilogue_ops(epilogue)};
+                                    accumulator(acc), to_tensor_desc(offsets, Operand::offsets), zero_tail};
+             g.group_alignment = group_alignment;
+             g.epilogue = to_epilogue_ops(epilogue);
              Arguments args = std::move(g);
              check(validate(args));
              new (self) PyGroupedGemmArguments{{std::move(args), std::move(A), std::move(B), std::move(out),
                                                 std::move(offsets), std::move(epilogue)}};
            },
            nb::arg("A"), nb::arg("B"), nb::arg("out"), nb::arg("accumulator_type") = nb::none(),
-           nb::arg("offsets") = nb::none(), nb::arg("zero_tail") = false, nb::arg("epilogue") = nb::none())
+           nb::arg("offsets") = nb::none(), nb::arg("zero_tail") = false, nb::arg("epilogue") = nb::none(),
+           nb::arg("group_alignment") = 1)
       .def_prop_ro("offsets", [](const PyArguments& a) { return a.offsets; })
+      .def_prop_ro("group_alignment",
+                   [](const PyArguments& a) { return std::get<GroupedGemmArguments>(a.args).group_alignment; },
+                   "M-grouped: groups start at multiples of this (1: right after the previous group)")
       .def_prop_ro("zero_tail", [](const PyArguments& a) { return std::get<GroupedGemmArguments>(a.args).zero_tail; },
                    "M-grouped: rows of out past offsets[G-1] are set to zero (N-grouped: columns; else left "
                    "untouched)");

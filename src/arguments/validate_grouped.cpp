@@ -114,7 +114,8 @@ Status validate_counts_values(const TensorDesc& off, int64_t max_m) {
   return Status::ok();
 }
 
-// Aligned groups: a group ends at or after its aligned start (host values only).
+// Aligned groups: a group ends at or after its aligned start, or where the previous one ended (an
+// empty group written without its padding); host values only.
 Status validate_aligned_ends(const TensorDesc& off, int64_t alignment) {
   if (alignment == 1 || off.device.is_cuda() || off.data == nullptr) return Status::ok();
   const auto* bytes = static_cast<const unsigned char*>(off.data);
@@ -123,9 +124,10 @@ Status validate_aligned_ends(const TensorDesc& off, int64_t alignment) {
     int32_t v = 0;
     std::memcpy(&v, bytes + i * int64_t{4}, sizeof v);
     const int64_t start = (prev + alignment - 1) / alignment * alignment;
-    if (v < start) {
+    if (v < start && v != prev) {
       return invalid_argument("offsets: with group_alignment " + std::to_string(alignment) +
-                              " a group must end at or after its aligned start; got offsets[" + std::to_string(i) +
+                              " a group must end at or after its aligned start (or where the previous group ended: "
+                              "empty); got offsets[" + std::to_string(i) +
                               "] = " + std::to_string(v) + " before the start " + std::to_string(start) +
                               " (offsets[" + std::to_string(i - 1) + "] = " + std::to_string(prev) + " rounded up)");
     }

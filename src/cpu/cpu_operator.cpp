@@ -204,8 +204,9 @@ Status run_with_epilogue(OperationKind kind, const Arguments& args, int threads)
       int64_t start = 0;
       for (size_t i = 0; i < ends.size(); ++i) {
         start = (start + align - 1) / align * align;  // padding rows: untouched, as without ops
-        apply_epilogue(e, epilogue_rows(e, acc + start * n, ends[i] - start, n,
-                                        out_matrix(out, start * out.stride(0)), static_cast<int64_t>(i), start));
+        if (ends[i] > start)  // else empty (it may end before its aligned start)
+          apply_epilogue(e, epilogue_rows(e, acc + start * n, ends[i] - start, n,
+                                          out_matrix(out, start * out.stride(0)), static_cast<int64_t>(i), start));
         start = ends[i];
       }
       // Rows past the last group hold no product: zeros (zero_tail) or untouched, as without ops.

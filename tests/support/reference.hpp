@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <variant>
 #include <vector>
@@ -89,8 +90,9 @@ inline Reference reference_result(const Arguments& args) {
   if (B.rank() == 3) {  // M-grouped
     const int64_t K = A.size(1), N = B.size(2), align = g.group_alignment;
     for (int64_t i = 0; i < G; ++i) {
-      const int64_t end = detail::read_offset(g.offsets, i);
       const int64_t aligned = (start + align - 1) / align * align;  // padding rows: never written
+      // An empty group may end where the previous one did, before its aligned start.
+      const int64_t end = std::max<int64_t>(detail::read_offset(g.offsets, i), aligned);
       for (int64_t e = start * N; e < aligned * N; ++e) ref.written[static_cast<size_t>(e)] = 0;
       start = aligned;
       auto a = read_matrix(A, start * A.strides[0], end - start, K, A.strides[0], A.strides[1]);

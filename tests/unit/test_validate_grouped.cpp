@@ -115,10 +115,12 @@ TEST(ValidateGrouped, aligned_groups_end_at_or_after_their_aligned_start) {
   g.group_alignment = 16;
   std::vector<int32_t> ends = {5, 16, 40, 48};  // starts 0, 16, 16, 48: group 3 is empty
   EXPECT_TRUE(validate(with_host_offsets(g, ends)));
+  ends = {5, 5, 40, 48};  // group 1 empty, written without its padding: also fine
+  EXPECT_TRUE(validate(with_host_offsets(g, ends)));
   ends = {5, 16, 40, 47};
   EXPECT_EQ(invalid(with_host_offsets(g, ends)),
-            "offsets: with group_alignment 16 a group must end at or after its aligned start; got offsets[3] = 47 "
-            "before the start 48 (offsets[2] = 40 rounded up)");
+            "offsets: with group_alignment 16 a group must end at or after its aligned start (or where the previous "
+            "group ended: empty); got offsets[3] = 47 before the start 48 (offsets[2] = 40 rounded up)");
 }
 
 TEST(ValidateGrouped, operands_must_have_rank_1_to_3) {

@@ -1,0 +1,60 @@
+# tests/python/test_grouped_layouts.py: the layouts an expert-parallel dispatcher hands over, from Python:
+# the masked M-grouped form (3d x 3d with row counts) and aligned groups (padding rows between groups)
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+import pytest
+
+import gemmops as ops
+
+
+def run(args):
+    op = ops.get_operators(args)[0]
+    op.run(args, compiled_artifact=op.compile(args))
+    return op
+
+
+def test_masked_form_computes_each_groups_counted_rows_and_leaves_the_rest():
+    rng = np.random.default_rng(0)
+    G, max_m, K, N = 4, 6, 5, 3
+    A = rng.standard_normal((G, max_m, K), dtype=np.float32)
+    B = rng.standard_normal((G, K, N), dtype=np.float32)
+    out = np.full((G, max_m, N), np.nan, dtype=np.float32)
+    counts = np.array([6, 0, 1, 4], dtype=np.int32)
+    args = ops.GroupedGemmArguments(A, B, out, accumulator_type="float32", offsets=counts)
+    assert args.problem_shape["kind"] == "grouped_gemm_m_masked"
+    assert run(args).name == "cpu_grouped_gemm_m_masked"
+    for g in range(G):
+        c = counts[g]
+        np.testing.assert_allclose(out[g, :c], A[g, :c] @ B[g], rtol=1e-5, atol=1e-5)
+        assert np.isnan(out[g, c:]).all(), f"group {g}: rows past its count were written"
+
+
+def test_masked_counts_past_max_m_are_refused_naming_the_rule():
+    A = np.zeros((2, 4, 3), np.float32)
+    B = np.zeros((2, 3, 5), np.float32)
+    out = np.zeros((2, 4, 5), np.float32)
+    with pytest.raises(ValueError, match=r"offsets: the masked form's row counts must be in \[0, MaxM\] = \[0, 4\]"):
+        ops.GroupedGemmArguments(A, B, out, accumulator_type="float32", offsets=np.array([5, 0], np.int32))
+
+
+def test_aligned_groups_skip_their_padding_rows():
+    rng = np.random.default_rng(1)
+    K, N = 4, 3
+    ends = np.array([3, 9, 9, 17], dtype=np.int32)  # starts 0, 8, 16, 16 with alignment 8; group 2 empty
+    A = rng.standard_normal((20, K), dtype=np.float32)
+    B = rng.standard_normal((4, K, N), dtype=np.float32)
+    out = np.full((20, N), np.nan, dtype=np.float32)
+    args = ops.GroupedGemmArguments(A, B, out, accumulator_type="float32", offsets=ends, group_alignment=8)
+    assert args.group_alignment == 8
+    run(args)
+    for g, (start, end) in enumerate([(0, 3), (8, 9), (16, 16), (16, 17)]):
+        np.testing.assert_allclose(out[start:end], A[start:end] @ B[g], rtol=1e-5, atol=1e-5)
+    padding = [3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 17, 18, 19]
+    assert np.isnan(out[padding]).all()
+
+
+def test_a_group_alignment_that_is_no_power_of_two_is_refused():
+    A, B, out = np.zeros((8, 4), np.float32), np.zeros((2, 4, 3), np.float32), np.zeros((8, 3), np.float32)
+    with pytest.raises(ValueError, match="group_alignment: must be a power of two"):
+        ops.GroupedGemmArguments(A, B, out, accumulator_type="float32", offsets=np.array([4, 8], np.int32),
+                                 group_alignment=6)
