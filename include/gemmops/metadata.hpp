@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gemmops/arguments.hpp"
+#include "gemmops/scaling.hpp"
 #include "gemmops/target.hpp"
 
 namespace gemmops {
@@ -50,6 +51,8 @@ struct OperandConstraints {
   bool out_row_major = false;         ///< out's last dimension must have stride 1
   int alignment_bytes = 1;            ///< data pointers and every non-unit stride, in bytes
   Device::Kind device = Device::Kind::cpu;
+  /// fp8 scales served (scaling.hpp); the default serves none, so scaled operands are refused.
+  ScalingSupport scalings;
 };
 
 /// Everything discovery knows about an operator without compiling or running it.

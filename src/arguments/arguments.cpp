@@ -21,6 +21,7 @@ Status validate_memory(const Arguments& args) {
   const TensorDesc& out = operand_out(args);
   GEMMOPS_TRY(validate_no_overlap(out, operand_a(args), "A"));
   GEMMOPS_TRY(validate_no_overlap(out, operand_b(args), "B"));
+  GEMMOPS_TRY(validate_scales_memory(args));
   if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) return validate_no_overlap(out, g->offsets, "offsets");
   return Status::ok();
 }

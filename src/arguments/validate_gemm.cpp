@@ -50,7 +50,9 @@ Status validate_gemm(const GemmArguments& g) {
   }
   GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, gemm_kind(g));
   GEMMOPS_TRY(kind == OperationKind::gemm ? validate_gemm_shapes(g) : validate_batched_shapes(g));
-  return validate_operands(g.A, g.B, g.out, g.accumulator);
+  GEMMOPS_TRY(validate_operands(g.A, g.B, g.out, g.accumulator));
+  if (!g.a_scales && !g.b_scales) return Status::ok();
+  return validate_scales(Arguments(g));
 }
 
 }  // namespace gemmops::detail

@@ -126,7 +126,9 @@ Status validate_grouped(const GroupedGemmArguments& g) {
     case OperationKind::gemm:
     case OperationKind::batched_gemm: break;  // grouped_kind() never returns them
   }
-  return validate_operands(g.A, g.B, g.out, g.accumulator);
+  GEMMOPS_TRY(validate_operands(g.A, g.B, g.out, g.accumulator));
+  if (!g.a_scales && !g.b_scales) return Status::ok();
+  return validate_scales(Arguments(g));
 }
 
 }  // namespace gemmops::detail

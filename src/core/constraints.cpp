@@ -107,7 +107,8 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
   GEMMOPS_TRY(check_out_row_major(c, out));
   GEMMOPS_TRY(check_alignment(c.alignment_bytes, A, "A"));
   GEMMOPS_TRY(check_alignment(c.alignment_bytes, B, "B"));
-  return check_alignment(c.alignment_bytes, out, "out");
+  GEMMOPS_TRY(check_alignment(c.alignment_bytes, out, "out"));
+  return check_scalings(c.scalings, args);
 }
 
 }  // namespace detail

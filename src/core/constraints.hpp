@@ -7,4 +7,7 @@
 namespace gemmops::detail {
 /// check_constraints() on arguments already known to pass validate().
 Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& args);
+/// The fp8 scales of valid `args` against what an operator serves (scaling_constraints.cpp):
+/// unsupported, naming a_scales or b_scales, for a granularity or block layout not served.
+Status check_scalings(const ScalingSupport& support, const Arguments& args);
 }  // namespace gemmops::detail

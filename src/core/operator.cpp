@@ -11,6 +11,7 @@
 #include "arguments/rules.hpp"
 #include "core/constraints.hpp"
 #include "core/operator_memo.hpp"
+#include "core/scale_geometry.hpp"
 
 namespace gemmops {
 
@@ -28,6 +29,8 @@ Status refuse_fakes(const Arguments& args) {
   GEMMOPS_TRY(refuse_fake(operand_b(args), "B"));
   GEMMOPS_TRY(refuse_fake(operand_out(args), "out"));
   if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) GEMMOPS_TRY(refuse_fake(g->offsets, "offsets"));
+  if (const auto& s = detail::scales_of(args, true)) GEMMOPS_TRY(refuse_fake(s->scales, "a_scales"));
+  if (const auto& s = detail::scales_of(args, false)) GEMMOPS_TRY(refuse_fake(s->scales, "b_scales"));
   return Status::ok();
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <variant>
 
 namespace gemmops::detail {
@@ -42,6 +43,16 @@ void put_tensor(Writer& w, const TensorDesc& t) {
   for (int64_t v : t.strides) w.put(v);
 }
 
+// fp8 scales: presence, granularity and layout in one word, then the tensor (absent: one word).
+void put_scales(Writer& w, const std::optional<OperandScales>& s) {
+  if (!s) {
+    w.put(0);
+    return;
+  }
+  w.put(1 + static_cast<int64_t>(s->granularity) * 2 + static_cast<int64_t>(s->layout) * 16);
+  put_tensor(w, s->scales);
+}
+
 void finish(Signature& s, bool overflow) {
   s.valid = !overflow;
   // FNV-1a over the words: cheap, and good enough for a table of a few thousand entries.
@@ -60,6 +71,8 @@ void put_arguments(Writer& w, const Arguments& args) {
     put_tensor(w, g->A);
     put_tensor(w, g->B);
     put_tensor(w, g->out);
+    put_scales(w, g->a_scales);
+    put_scales(w, g->b_scales);
   } else {
     const auto& gg = std::get<GroupedGemmArguments>(args);
     w.put(static_cast<int64_t>(gg.accumulator) * 2 + (gg.zero_tail ? 1 : 0));
@@ -67,6 +80,8 @@ void put_arguments(Writer& w, const Arguments& args) {
     put_tensor(w, gg.B);
     put_tensor(w, gg.out);
     put_tensor(w, gg.offsets);
+    put_scales(w, gg.a_scales);
+    put_scales(w, gg.b_scales);
   }
 }
 

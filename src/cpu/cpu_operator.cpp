@@ -4,11 +4,13 @@
 
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/env.hpp"
 #include "cpu/blocked_gemm.hpp"
+#include "cpu/dequantize.hpp"
 
 namespace gemmops::cpu {
 namespace {
@@ -127,6 +129,7 @@ OperatorMetadata CpuOperator::make_metadata(OperationKind kind) {
   c.accumulator_dtypes = {DType::fp32};
   c.a_b_same_dtype = false;  // e4m3 x e5m2 is allowed; validate() refuses the non-fp8 mixes
   c.device = Device::Kind::cpu;
+  c.scalings = ScalingSupport::all();  // fp8 scales: dequantised to fp32 before the GEMM
   md.design.schedule = Schedule::cpu_blocked;
   return md;
 }
@@ -139,7 +142,13 @@ Result<Artifact> CpuOperator::do_compile(const Arguments&) const {
 
 Status CpuOperator::do_run(const Arguments& args, const Artifact&, Stream, Workspace) const {
   try {
-    GEMMOPS_ASSIGN_OR_RETURN(std::vector<GemmTask> tasks, make_tasks(kind_, args));
+    // Scaled fp8 operands: dequantised once into fp32 buffers that `scaled` owns.
+    std::optional<DequantizedOperands> scaled;
+    if (has_scales(args)) {
+      GEMMOPS_ASSIGN_OR_RETURN(DequantizedOperands d, dequantize_operands(args, kind_));
+      scaled.emplace(std::move(d));
+    }
+    GEMMOPS_ASSIGN_OR_RETURN(std::vector<GemmTask> tasks, make_tasks(kind_, scaled ? scaled->args : args));
     return run_blocked(tasks, env::cpu_threads());
   } catch (const std::bad_alloc&) {
     return Status(ErrorCode::out_of_memory, "cpu: could not allocate the group list");
