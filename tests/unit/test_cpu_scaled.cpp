@@ -74,18 +74,19 @@ Owned<float> random_scales(ScaleGranularity g, std::vector<int64_t> shape, Scale
 // The reference's own scale lookup: the index tuple the documentation gives, through the strides.
 // `lead` is the instance (stacked) or the group (K-grouped tensor and row scales), -1 when none.
 double scale_at(const OperandScales& s, int64_t lead, int64_t mn, int64_t k) {
-  std::vector<int64_t> idx;
-  if (lead >= 0) idx.push_back(lead);
+  int64_t idx[3];
+  int n = 0;
+  if (lead >= 0) idx[n++] = lead;
   switch (s.granularity) {
     case ScaleGranularity::tensor:
-      if (idx.empty()) idx.push_back(0);
+      if (n == 0) idx[n++] = 0;
       break;
-    case ScaleGranularity::row: idx.push_back(mn); break;
-    case ScaleGranularity::block_1x128: idx.push_back(mn), idx.push_back(k / 128); break;
-    case ScaleGranularity::block_128x128: idx.push_back(mn / 128), idx.push_back(k / 128); break;
+    case ScaleGranularity::row: idx[n++] = mn; break;
+    case ScaleGranularity::block_1x128: idx[n++] = mn, idx[n++] = k / 128; break;
+    case ScaleGranularity::block_128x128: idx[n++] = mn / 128, idx[n++] = k / 128; break;
   }
   int64_t off = 0;
-  for (size_t i = 0; i < idx.size(); ++i) off += idx[i] * s.scales.strides[i];
+  for (int i = 0; i < n; ++i) off += idx[i] * s.scales.strides[static_cast<size_t>(i)];
   return static_cast<const float*>(s.scales.data)[off];
 }
 
