@@ -25,6 +25,7 @@ from ._gemmops import (
     GemmArguments,
     GroupedGemmArguments,
     NoDeviceError,
+    OperandScales,
     Operator,
     OutOfMemoryError,
     Plan,
@@ -38,9 +39,11 @@ from ._gemmops import (
     get_operators,
     get_rejections,
     make_plan,
+    quantize_fp8,
     register_operator,
+    scale_shape,
 )
-from . import utils
+from . import fp8, utils
 
 __all__ = [
     "Arguments",
@@ -50,6 +53,7 @@ __all__ = [
     "GemmArguments",
     "GroupedGemmArguments",
     "NoDeviceError",
+    "OperandScales",
     "Operator",
     "OutOfMemoryError",
     "Plan",
@@ -60,9 +64,12 @@ __all__ = [
     "all_operators",
     "device_or_env_supports",
     "device_supports",
+    "fp8",
     "get_operators",
     "get_rejections",
     "make_plan",
+    "quantize_fp8",
     "register_operator",
+    "scale_shape",
     "utils",
 ]

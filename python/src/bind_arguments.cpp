@@ -43,20 +43,29 @@ void bind_arguments(nb::module_& m) {
       .def_prop_ro("kind", [](const PyArguments& a) { return std::string(name(unwrap(operation_kind(a.args)))); },
                    "\"gemm\", \"batched_gemm\", \"grouped_gemm_m\", \"grouped_gemm_k\" or \"grouped_gemm_n\"")
       .def_prop_ro("problem_shape", &shape_dict, "{kind, m, n, k, groups} after validation")
+      .def_prop_ro("a_scales", [](const PyArguments& a) { return a.a_scales ? a.a_scales : nb::none(); },
+                   "A's gemmops.OperandScales, or None")
+      .def_prop_ro("b_scales", [](const PyArguments& a) { return a.b_scales ? a.b_scales : nb::none(); },
+                   "B's gemmops.OperandScales, or None")
       .def("__repr__", [](const PyArguments& a) { return "Arguments(" + describe(a) + ")"; });
 
   nb::class_<PyGemmArguments, PyArguments>(
       m, "GemmArguments",
       "out = A @ B: (M,K) x (K,N) -> (M,N), or batched (L,M,K) x (L,K,N) -> (L,M,N). Any strides.")
       .def("__init__",
-           [](PyGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc) {
+           [](PyGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc,
+              nb::object a_scales, nb::object b_scales) {
              GemmArguments g{to_tensor_desc(A, Operand::A), to_tensor_desc(B, Operand::B), to_tensor_desc(out, Operand::out),
                              accumulator(acc)};
+             g.a_scales = to_operand_scales(a_scales, "a_scales");
+             g.b_scales = to_operand_scales(b_scales, "b_scales");
              Arguments args = std::move(g);
              check(validate(args));  // before construction: a failed __init__ leaves nothing behind
-             new (self) PyGemmArguments{{std::move(args), std::move(A), std::move(B), std::move(out), nb::none()}};
+             new (self) PyGemmArguments{{std::move(args), std::move(A), std::move(B), std::move(out), nb::none(),
+                                         std::move(a_scales), std::move(b_scales)}};
            },
-           nb::arg("A"), nb::arg("B"), nb::arg("out"), nb::arg("accumulator_type") = nb::none());
+           nb::arg("A"), nb::arg("B"), nb::arg("out"), nb::arg("accumulator_type") = nb::none(),
+           nb::arg("a_scales") = nb::none(), nb::arg("b_scales") = nb::none());
 
   nb::class_<PyGroupedGemmArguments, PyArguments>(
       m, "GroupedGemmArguments",
@@ -67,18 +76,21 @@ void bind_arguments(nb::module_& m) {
       "zero_tail=True also sets an M-grouped out's rows (an N-grouped out's columns) past offsets[G-1] to zero.")
       .def("__init__",
            [](PyGroupedGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc,
-              nb::object offsets, bool zero_tail) {
+              nb::object offsets, bool zero_tail, nb::object a_scales, nb::object b_scales) {
              if (offsets.is_none())
                throw nb::value_error("offsets: GroupedGemmArguments needs int32 offsets (G,); got None");
              GroupedGemmArguments g{to_tensor_desc(A, Operand::A), to_tensor_desc(B, Operand::B), to_tensor_desc(out, Operand::out),
                                     accumulator(acc), to_tensor_desc(offsets, Operand::offsets), zero_tail};
+             g.a_scales = to_operand_scales(a_scales, "a_scales");
+             g.b_scales = to_operand_scales(b_scales, "b_scales");
              Arguments args = std::move(g);
              check(validate(args));
-             new (self) PyGroupedGemmArguments{
-                 {std::move(args), std::move(A), std::move(B), std::move(out), std::move(offsets)}};
+             new (self) PyGroupedGemmArguments{{std::move(args), std::move(A), std::move(B), std::move(out),
+                                                std::move(offsets), std::move(a_scales), std::move(b_scales)}};
            },
            nb::arg("A"), nb::arg("B"), nb::arg("out"), nb::arg("accumulator_type") = nb::none(),
-           nb::arg("offsets") = nb::none(), nb::arg("zero_tail") = false)
+           nb::arg("offsets") = nb::none(), nb::arg("zero_tail") = false, nb::arg("a_scales") = nb::none(),
+           nb::arg("b_scales") = nb::none())
       .def_prop_ro("offsets", [](const PyArguments& a) { return a.offsets; })
       .def_prop_ro("zero_tail", [](const PyArguments& a) { return std::get<GroupedGemmArguments>(a.args).zero_tail; },
                    "M-grouped: rows of out past offsets[G-1] are set to zero (N-grouped: columns; else left "
