@@ -18,6 +18,8 @@ std::string describe(const PyArguments& a) {
   text += ": A " + operand_a(a.args).describe() + "; B " + operand_b(a.args).describe() + "; out " +
           operand_out(a.args).describe();
   if (auto* g = std::get_if<GroupedGemmArguments>(&a.args)) text += "; offsets " + g->offsets.describe();
+  for (auto [role, s] : {std::pair{"a_scales", a.a_scales}, std::pair{"b_scales", a.b_scales}})
+    if (s && !s.is_none()) text += std::string("; ") + role + " " + py_repr(s);
   return text + "; accumulator " + std::string(name(accumulator_of(a.args)));
 }
 

@@ -166,3 +166,15 @@ def test_torch_cpu_tensors_quantise_and_run():
     ref = dequantized(qa.float().numpy(), sa.scales.numpy(), "block_1x128") @ \
         dequantized(qw.float().numpy(), sb.scales.numpy(), "block_128x128").T
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-3)
+
+
+def test_metadata_lists_the_scalings_served_and_repr_shows_scales():
+    args = ops.GemmArguments(np.zeros((4, 8), ml_dtypes.float8_e4m3fn), np.zeros((8, 2), ml_dtypes.float8_e4m3fn),
+                             np.zeros((4, 2), np.float32), a_scales=ops.OperandScales(np.ones(4, np.float32), "row"))
+    assert "a_scales OperandScales(row, k_major, fp32 (4,)" in repr(args)
+    cpu = ops.get_operators(args, target="cpu")[0]
+    assert cpu.metadata["constraints"]["scalings"] == {
+        "a": GRANULARITIES, "b": GRANULARITIES, "layouts": ["k_major", "mn_major"]}
+    for op in ops.all_operators():
+        if op.metadata["provider"] != "cpu":
+            assert op.metadata["constraints"]["scalings"] == {"a": [], "b": [], "layouts": []}
