@@ -44,37 +44,58 @@ int64_t instance_span(const TensorDesc& t) {
   return span;
 }
 
-Status validate_scales_layout(const OperandScales& s, const OperandGeometry& g, const char* role) {
-  const TensorDesc& t = s.scales;
-  const std::string r = role;
-  if (!is_block(s.granularity)) {
-    if (s.layout == ScaleLayout::k_major) return Status::ok();
-    return invalid_argument(r + ": layout " + std::string(name(s.layout)) + " applies to block scales only; got " +
-                            std::string(name(s.granularity)) + " scales");
-  }
-  if (t.numel() == 0) return Status::ok();  // nothing is read: strides say nothing
-  const int rows = t.rank() - 2, cols = t.rank() - 1;  // (MN or MN blocks, K blocks)
+// A block scale tensor (..., X, KB) as its layout sees it: the contiguous dimension and the other.
+struct BlockDims {
+  int unit = 0, outer = 0;
+  std::string unit_name;
+};
+
+BlockDims block_dims(const OperandScales& s, const OperandGeometry& g) {
+  const int rows = s.scales.rank() - 2, cols = s.scales.rank() - 1;  // (MN or MN blocks, K blocks)
+  if (s.layout == ScaleLayout::k_major) return {cols, rows, "their last dimension (K blocks)"};
   const std::string mn = s.granularity == ScaleGranularity::block_1x128 ? g.mn_name : std::string(g.mn_name) + " blocks";
-  // The contiguous dimension, and the one that steps over it.
-  const int unit = s.layout == ScaleLayout::k_major ? cols : rows;
-  const int outer = s.layout == ScaleLayout::k_major ? rows : cols;
-  const std::string unit_name = s.layout == ScaleLayout::k_major ? "its last dimension (K blocks)"
-                                                                 : "dimension -2 (" + mn + ")";
-  if (t.shape[unit] > 1 && t.strides[unit] != 1) {
-    return invalid_argument(r + ": " + std::string(name(s.layout)) + " block scales must have " + unit_name +
-                            " contiguous (stride 1); got strides " + strides_string(t));
-  }
-  if (t.shape[outer] > 1 && t.strides[outer] < t.shape[unit]) {
-    return invalid_argument(r + ": " + std::string(name(s.layout)) + " block scales must not overlap: stride(" +
-                            std::to_string(outer - t.rank()) + ") must be at least " + std::to_string(t.shape[unit]) +
-                            "; got strides " + strides_string(t));
-  }
-  if (t.rank() == 3 && t.shape[0] > 1 && t.strides[0] < instance_span(t)) {
-    return invalid_argument(r + ": block scales of different " + g.lead_name +
-                            " must not overlap: stride(0) must be at least " + std::to_string(instance_span(t)) +
-                            "; got strides " + strides_string(t));
-  }
-  return Status::ok();
+  return {rows, cols, "dimension -2 (" + mn + ")"};
+}
+
+// Tensor and row scales have no K-block dimension, so no second layout.
+Status validate_layout_applies(const OperandScales& s, const char* role) {
+  if (is_block(s.granularity) || s.layout == ScaleLayout::k_major) return Status::ok();
+  return invalid_argument(std::string(role) + ": layout " + std::string(name(s.layout)) +
+                          " applies to block scales only; got " + std::string(name(s.granularity)) + " scales");
+}
+
+Status validate_block_unit_stride(const OperandScales& s, const BlockDims& d, const char* role) {
+  const TensorDesc& t = s.scales;
+  if (t.shape[d.unit] <= 1 || t.strides[d.unit] == 1) return Status::ok();
+  return invalid_argument(std::string(role) + ": " + std::string(name(s.layout)) + " block scales must have " +
+                          d.unit_name + " contiguous (stride 1); got strides " + strides_string(t));
+}
+
+Status validate_block_rows_apart(const OperandScales& s, const BlockDims& d, const char* role) {
+  const TensorDesc& t = s.scales;
+  if (t.shape[d.outer] <= 1 || t.strides[d.outer] >= t.shape[d.unit]) return Status::ok();
+  return invalid_argument(std::string(role) + ": " + std::string(name(s.layout)) +
+                          " block scales must not overlap: stride(" + std::to_string(d.outer - t.rank()) +
+                          ") must be at least " + std::to_string(t.shape[d.unit]) + "; got strides " +
+                          strides_string(t));
+}
+
+Status validate_block_instances_apart(const OperandScales& s, const OperandGeometry& g, const char* role) {
+  const TensorDesc& t = s.scales;
+  if (t.rank() < 3 || t.shape[0] <= 1 || t.strides[0] >= instance_span(t)) return Status::ok();
+  return invalid_argument(std::string(role) + ": block scales of different " + g.lead_name +
+                          " must not overlap: stride(0) must be at least " + std::to_string(instance_span(t)) +
+                          "; got strides " + strides_string(t));
+}
+
+Status validate_scales_layout(const OperandScales& s, const OperandGeometry& g, const char* role) {
+  GEMMOPS_TRY(validate_layout_applies(s, role));
+  // Tensor and row scales take any strides; a tensor without elements is never read.
+  if (!is_block(s.granularity) || s.scales.numel() == 0) return Status::ok();
+  const BlockDims d = block_dims(s, g);
+  GEMMOPS_TRY(validate_block_unit_stride(s, d, role));
+  GEMMOPS_TRY(validate_block_rows_apart(s, d, role));
+  return validate_block_instances_apart(s, g, role);
 }
 
 Status validate_operand_scales(const Arguments& args, bool is_a) {

@@ -174,7 +174,7 @@ TEST(ValidateScales, k_major_block_scales_have_k_blocks_contiguous) {
   auto g = make_grouped_m(4, 100, 200, 300, kE4m3);
   g.a_scales = scales(k1x128, {100, 3});
   g.a_scales->scales.strides = {1, 100};  // mn_major strides under the k_major name
-  EXPECT_EQ(invalid(g), "a_scales: k_major block scales must have its last dimension (K blocks) contiguous "
+  EXPECT_EQ(invalid(g), "a_scales: k_major block scales must have their last dimension (K blocks) contiguous "
                         "(stride 1); got strides (1, 100)");
   g.a_scales->scales.strides = {2, 1};
   EXPECT_EQ(invalid(g), "a_scales: k_major block scales must not overlap: stride(-2) must be at least 3; got "
