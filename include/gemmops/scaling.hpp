@@ -71,10 +71,10 @@ inline constexpr float kE4m3Max = 448.0f;
 inline constexpr float kQuantizeMinAmax = 1e-4f;
 
 /// Quantises the host matrix `x` (R, C) or stack (L, R, C) of bf16 or fp32 into e4m3 `q` (x's
-/// shape, any non-overlapping strides) and fp32 `scales.scales` (shape and layout as OperandScales
-/// says for an operand with MN = R, K = C, stacked when x has rank 3), per `scales.granularity`,
-/// in blocks along C, as DeepGEMM's per_token_cast_to_fp8 (block_1x128) and per_block_cast_to_fp8
-/// (block_128x128):
+/// shape, any strides whose elements do not overlap) and fp32 `scales.scales` (shape and layout
+/// as OperandScales says for an operand with MN = R, K = C, stacked when x has rank 3), per
+/// `scales.granularity`, in blocks along C, as DeepGEMM's per_token_cast_to_fp8 (block_1x128)
+/// and per_block_cast_to_fp8 (block_128x128):
 ///   amax = max(max |x| over the block, kQuantizeMinAmax)      (fp32)
 ///   scale = amax / 448                                         (fp32, correctly rounded)
 ///   q = e4m3(x * (448 / amax))   (the product in fp32, then round to nearest even; |q| <= 448)
