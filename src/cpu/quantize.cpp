@@ -73,10 +73,15 @@ Status quantize_fp8(const TensorDesc& x, const TensorDesc& q, const OperandScale
   int64_t br = 1, bc = 1;
   block_of(s.granularity, g.mn, g.k, &br, &bc);
   auto* qb = static_cast<std::byte*>(q.data);
+  // Tensor scales exist with no rows or columns, row scales with no columns: they get the scale of
+  // an empty block (kQuantizeMinAmax / 448), so that no scale is left unwritten.
+  const bool whole_rows = s.granularity == ScaleGranularity::tensor || s.granularity == ScaleGranularity::row;
+  const int64_t r_end = std::max<int64_t>(g.mn, s.granularity == ScaleGranularity::tensor ? 1 : 0);
+  const int64_t c_end = std::max<int64_t>(g.k, whole_rows ? 1 : 0);
   for (int64_t i = 0; i < g.instances; ++i) {
     const int64_t xi = g.stacked ? i * x.strides[0] : 0, qi = g.stacked ? i * q.strides[0] : 0;
-    for (int64_t r0 = 0; r0 < g.mn; r0 += br) {
-      for (int64_t c0 = 0; c0 < g.k; c0 += bc) {
+    for (int64_t r0 = 0; r0 < r_end; r0 += br) {
+      for (int64_t c0 = 0; c0 < c_end; c0 += bc) {
         const int64_t r1 = std::min(g.mn, r0 + br), c1 = std::min(g.k, c0 + bc);
         float amax = 0.0f;
         for (int64_t rr = r0; rr < r1; ++rr) {

@@ -157,6 +157,21 @@ TEST(Quantize, an_all_zero_block_gets_the_minimum_scale_and_zero_codes) {
   for (uint8_t c : q) EXPECT_EQ(c, 0);
 }
 
+TEST(Quantize, scales_of_empty_matrices_and_rows_are_written) {
+  std::vector<float> s(3, std::nanf(""));
+  std::vector<float> x(1);
+  std::vector<uint8_t> q(1);
+  OperandScales t{TensorDesc::contiguous(DType::fp32, {1}, Device::cpu(), s.data()), ScaleGranularity::tensor};
+  ASSERT_TRUE(quantize_fp8(TensorDesc::contiguous(DType::fp32, {0, 5}, Device::cpu(), x.data()),
+                           TensorDesc::contiguous(DType::e4m3, {0, 5}, Device::cpu(), q.data()), t));
+  EXPECT_EQ(s[0], 1e-4f / 448.0f);
+  OperandScales r{TensorDesc::contiguous(DType::fp32, {3}, Device::cpu(), s.data()), ScaleGranularity::row};
+  std::fill(s.begin(), s.end(), std::nanf(""));
+  ASSERT_TRUE(quantize_fp8(TensorDesc::contiguous(DType::fp32, {3, 0}, Device::cpu(), x.data()),
+                           TensorDesc::contiguous(DType::e4m3, {3, 0}, Device::cpu(), q.data()), r));
+  for (float v : s) EXPECT_EQ(v, 1e-4f / 448.0f);
+}
+
 // B (K, N) quantised along K through its transposed views, then used as b_scales.
 TEST(Quantize, quantised_operands_feed_the_scaled_gemm) {
   std::mt19937 rng(23);
