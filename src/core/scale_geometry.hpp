@@ -13,7 +13,9 @@
 namespace gemmops::detail {
 
 inline constexpr int64_t kScaleBlock = 128;
-inline int64_t ceil_blocks(int64_t n) { return (n + kScaleBlock - 1) / kScaleBlock; }
+/// ceil(n / 128) for n >= 0, without the overflow of n + 127 near INT64_MAX (an operand with no
+/// elements may have any extent).
+inline int64_t ceil_blocks(int64_t n) { return n / kScaleBlock + (n % kScaleBlock != 0 ? 1 : 0); }
 
 /// An operand seen as `instances` matrices of mn x k: A's rows and B's columns are its MN.
 struct OperandGeometry {
