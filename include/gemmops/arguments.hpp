@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <variant>
 
 #include "gemmops/epilogue.hpp"
+#include "gemmops/scaling.hpp"
 #include "gemmops/status.hpp"
 #include "gemmops/tensor.hpp"
 
@@ -22,6 +24,9 @@ struct GemmArguments {
   /// Bias, activation and row scale applied before the store (epilogue.hpp); out's last
   /// dimension is N / 2 with a gated activation.
   EpilogueOps epilogue;
+  /// fp8 A and B only: their scales (scaling.hpp). out = convert(sum_k (A[r,k] sa(r,k)) (B[k,c] sb(k,c)))
+  /// in fp32; an fp8 operand without scales has scale 1.
+  std::optional<OperandScales> a_scales, b_scales;
 };
 
 /// Grouped GEMM with int32 `offsets` (G,) of exclusive end positions; group i covers
@@ -56,6 +61,10 @@ struct GroupedGemmArguments {
   /// M-grouped only: bias, activation and row scale applied before the store (epilogue.hpp);
   /// out is (TotalM, N / 2) with a gated activation.
   EpilogueOps epilogue;
+  /// fp8 A and B only: their scales (scaling.hpp), as for GemmArguments. M-grouped block_1x128 A
+  /// scales are per row, so groups need no 128-row alignment; K-grouped block scales run along the
+  /// global K, and a block straddling two groups shares its scale (docs/fp8.md).
+  std::optional<OperandScales> a_scales, b_scales;
 };
 
 using Arguments = std::variant<GemmArguments, GroupedGemmArguments>;

@@ -11,6 +11,7 @@
 #include "gemmops/operator.hpp"
 #include "gemmops/plan.hpp"
 #include "gemmops/registry.hpp"
+#include "gemmops/scaling.hpp"
 #include "gemmops/status.hpp"
 #include "gemmops/target.hpp"
 #include "gemmops/tensor.hpp"

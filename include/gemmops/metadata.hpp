@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gemmops/arguments.hpp"
+#include "gemmops/scaling.hpp"
 #include "gemmops/target.hpp"
 
 namespace gemmops {
@@ -66,6 +67,8 @@ struct OperandConstraints {
   /// M-grouped: serves groups that start at aligned offsets (GroupedGemmArguments::group_alignment > 1).
   bool aligned_groups = false;
   EpilogueSupport epilogue;           ///< default: only the empty epilogue
+  /// fp8 scales served (scaling.hpp); the default serves none, so scaled operands are refused.
+  ScalingSupport scalings;
 };
 
 /// Everything discovery knows about an operator without compiling or running it.

@@ -30,6 +30,7 @@ from ._gemmops import (
     GemmArguments,
     GroupedGemmArguments,
     NoDeviceError,
+    OperandScales,
     Operator,
     OutOfMemoryError,
     Plan,
@@ -45,9 +46,11 @@ from ._gemmops import (
     gate_layouts,
     get_rejections,
     make_plan,
+    quantize_fp8,
     register_operator,
+    scale_shape,
 )
-from . import utils
+from . import fp8, utils
 
 __all__ = [
     "Arguments",
@@ -58,6 +61,7 @@ __all__ = [
     "GemmArguments",
     "GroupedGemmArguments",
     "NoDeviceError",
+    "OperandScales",
     "Operator",
     "OutOfMemoryError",
     "Plan",
@@ -69,10 +73,13 @@ __all__ = [
     "all_operators",
     "device_or_env_supports",
     "device_supports",
+    "fp8",
     "get_operators",
     "gate_layouts",
     "get_rejections",
     "make_plan",
+    "quantize_fp8",
     "register_operator",
+    "scale_shape",
     "utils",
 ]

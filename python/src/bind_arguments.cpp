@@ -18,6 +18,8 @@ std::string describe(const PyArguments& a) {
   text += ": A " + operand_a(a.args).describe() + "; B " + operand_b(a.args).describe() + "; out " +
           operand_out(a.args).describe();
   if (auto* g = std::get_if<GroupedGemmArguments>(&a.args)) text += "; offsets " + g->offsets.describe();
+  for (auto [role, s] : {std::pair{"a_scales", a.a_scales}, std::pair{"b_scales", a.b_scales}})
+    if (s && !s.is_none()) text += std::string("; ") + role + " " + py_repr(s);
   text += "; accumulator " + std::string(name(accumulator_of(a.args)));
   const EpilogueOps& e = epilogue_of(a.args);
   if (!e.empty()) text += "; epilogue " + py_str(nb::repr(epilogue_object(a)));
@@ -47,6 +49,10 @@ void bind_arguments(nb::module_& m) {
                    "\"gemm\", \"batched_gemm\", \"grouped_gemm_m\", \"grouped_gemm_k\" or \"grouped_gemm_n\"")
       .def_prop_ro("problem_shape", &shape_dict, "{kind, m, n, k, groups} after validation")
       .def_prop_ro("epilogue", &epilogue_object, "The gemmops.EpilogueOps applied before the store")
+      .def_prop_ro("a_scales", [](const PyArguments& a) { return a.a_scales ? a.a_scales : nb::none(); },
+                   "A's gemmops.OperandScales, or None")
+      .def_prop_ro("b_scales", [](const PyArguments& a) { return a.b_scales ? a.b_scales : nb::none(); },
+                   "B's gemmops.OperandScales, or None")
       .def("__repr__", [](const PyArguments& a) { return "Arguments(" + describe(a) + ")"; });
 
   nb::class_<PyGemmArguments, PyArguments>(
@@ -55,16 +61,19 @@ void bind_arguments(nb::module_& m) {
       "epilogue=gemmops.EpilogueOps(...) adds bias, activation and row scale before the store (out has N/2 "
       "columns with a gated activation).")
       .def("__init__",
-           [](PyGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc, nb::object epilogue) {
+           [](PyGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc, nb::object epilogue,
+              nb::object a_scales, nb::object b_scales) {
              GemmArguments g{to_tensor_desc(A, Operand::A), to_tensor_desc(B, Operand::B), to_tensor_desc(out, Operand::out),
                              accumulator(acc), to_epilogue_ops(epilogue)};
+             g.a_scales = to_operand_scales(a_scales, "a_scales");
+             g.b_scales = to_operand_scales(b_scales, "b_scales");
              Arguments args = std::move(g);
              check(validate(args));  // before construction: a failed __init__ leaves nothing behind
-             new (self) PyGemmArguments{
-                 {std::move(args), std::move(A), std::move(B), std::move(out), nb::none(), std::move(epilogue)}};
+             new (self) PyGemmArguments{{std::move(args), std::move(A), std::move(B), std::move(out), nb::none(),
+                                         std::move(epilogue), std::move(a_scales), std::move(b_scales)}};
            },
            nb::arg("A"), nb::arg("B"), nb::arg("out"), nb::arg("accumulator_type") = nb::none(),
-           nb::arg("epilogue") = nb::none());
+           nb::arg("epilogue") = nb::none(), nb::arg("a_scales") = nb::none(), nb::arg("b_scales") = nb::none());
 
   nb::class_<PyGroupedGemmArguments, PyArguments>(
       m, "GroupedGemmArguments",
@@ -78,21 +87,25 @@ void bind_arguments(nb::module_& m) {
       "epilogue=gemmops.EpilogueOps(...) (M-grouped only) adds bias, activation and row scale before the store.")
       .def("__init__",
            [](PyGroupedGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc,
-              nb::object offsets, bool zero_tail, nb::object epilogue, int32_t group_alignment) {
+              nb::object offsets, bool zero_tail, nb::object epilogue, int32_t group_alignment, nb::object a_scales,
+              nb::object b_scales) {
              if (offsets.is_none())
                throw nb::value_error("offsets: GroupedGemmArguments needs int32 offsets (G,); got None");
              GroupedGemmArguments g{to_tensor_desc(A, Operand::A), to_tensor_desc(B, Operand::B), to_tensor_desc(out, Operand::out),
                                     accumulator(acc), to_tensor_desc(offsets, Operand::offsets), zero_tail};
              g.group_alignment = group_alignment;
              g.epilogue = to_epilogue_ops(epilogue);
+             g.a_scales = to_operand_scales(a_scales, "a_scales");
+             g.b_scales = to_operand_scales(b_scales, "b_scales");
              Arguments args = std::move(g);
              check(validate(args));
              new (self) PyGroupedGemmArguments{{std::move(args), std::move(A), std::move(B), std::move(out),
-                                                std::move(offsets), std::move(epilogue)}};
+                                                std::move(offsets), std::move(epilogue), std::move(a_scales),
+                                                std::move(b_scales)}};
            },
            nb::arg("A"), nb::arg("B"), nb::arg("out"), nb::arg("accumulator_type") = nb::none(),
            nb::arg("offsets") = nb::none(), nb::arg("zero_tail") = false, nb::arg("epilogue") = nb::none(),
-           nb::arg("group_alignment") = 1)
+           nb::arg("group_alignment") = 1, nb::arg("a_scales") = nb::none(), nb::arg("b_scales") = nb::none())
       .def_prop_ro("offsets", [](const PyArguments& a) { return a.offsets; })
       .def_prop_ro("group_alignment",
                    [](const PyArguments& a) { return std::get<GroupedGemmArguments>(a.args).group_alignment; },

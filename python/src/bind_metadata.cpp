@@ -101,6 +101,16 @@ nb::dict metadata_to_dict(const OperatorMetadata& md) {
   constraints["alignment_bytes"] = c.alignment_bytes;
   constraints["device"] = c.device == Device::Kind::cuda ? "cuda" : "cpu";
   constraints["epilogue"] = epilogue_support_to_dict(c.epilogue);
+  nb::dict scalings;  // fp8 scales served: empty lists serve none
+  for (auto [key, list] : {std::pair{"a", &c.scalings.a}, std::pair{"b", &c.scalings.b}}) {
+    nb::list names;
+    for (ScaleGranularity g : *list) names.append(std::string(name(g)));
+    scalings[key] = names;
+  }
+  nb::list layouts;
+  for (ScaleLayout l : c.scalings.layouts) layouts.append(std::string(name(l)));
+  scalings["layouts"] = layouts;
+  constraints["scalings"] = scalings;
 
   nb::dict out;
   out["name"] = md.name;

@@ -33,11 +33,18 @@ const char* name_of(Operand operand) {
     case Operand::workspace: return "workspace";
     case Operand::bias: return "epilogue.bias";
     case Operand::row_scale: return "epilogue.row_scale";
+    case Operand::scales: return "scales";
+    case Operand::x: return "x";
+    case Operand::q: return "q";
+    case Operand::scales_out: return "scales";
   }
   return "?";
 }
 
-bool is_written(Operand operand) { return operand == Operand::out || operand == Operand::workspace; }
+bool is_written(Operand operand) {
+  return operand == Operand::out || operand == Operand::workspace || operand == Operand::q ||
+         operand == Operand::scales_out;
+}
 
 /// "int64", "float64", "torch.int64" -> "int64": the dtype an object says it has, or its DLPack code.
 std::string dtype_name(nb::handle obj, const ReadOnlyArray* array) {
@@ -61,6 +68,10 @@ std::string dtype_name(nb::handle obj, const ReadOnlyArray* array) {
     case Operand::workspace: rule = "dtype must be one of bf16, fp16, fp32, e4m3, e5m2, int32"; break;
     case Operand::bias: rule = "dtype must be fp32 or out's dtype"; break;
     case Operand::row_scale: rule = "dtype must be fp32"; break;
+    case Operand::scales:
+    case Operand::scales_out: rule = "dtype must be fp32"; break;
+    case Operand::x: rule = "dtype must be one of bf16, fp32"; break;
+    case Operand::q: rule = "dtype must be e4m3"; break;
   }
   throw_status(invalid_argument(message(name_of(operand), rule + "; got " + seen)));
 }

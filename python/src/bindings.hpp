@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>  // every file casts messages and names
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -34,7 +35,9 @@ T unwrap(Result<T> result) {
 // bind_tensor.cpp: the one conversion of a Python object into an operand.
 /// What a tensor is for, which says what the conversion asks of it: A, B and offsets are only read
 /// (read-only arrays are fine), out and a workspace are written (they must be writable).
-enum class Operand { A, B, out, offsets, workspace, bias, row_scale };
+/// The fp8 additions: `scales` (an OperandScales tensor, read), `x` (read) and `q` (written) of
+/// quantize_fp8, and `scales_out` (the scales quantize_fp8 writes, named "scales").
+enum class Operand { A, B, out, offsets, workspace, bias, row_scale, scales, x, q, scales_out };
 /// DLPack/buffer objects (numpy, torch, cupy, jax), torch meta tensors and FakeTensors (fake) and
 /// gemmops.TensorSpec (fake). The operand's name starts every error message. A tensor of a dtype
 /// gemmops has no name for, or a read-only out, raises ValueError with the rule (as a failed rule
@@ -58,6 +61,7 @@ struct PyArguments {
   Arguments args;
   nb::object A, B, out, offsets;
   nb::object epilogue;  ///< the PyEpilogueOps given, if any (keeps its tensors alive)
+  nb::object a_scales, b_scales;  ///< the gemmops.OperandScales objects (None without)
 };
 struct PyGemmArguments : PyArguments {};
 struct PyGroupedGemmArguments : PyArguments {};
@@ -78,6 +82,14 @@ EpilogueOps to_epilogue_ops(nb::handle obj);
 nb::object epilogue_object(const PyArguments& a);
 nb::dict epilogue_support_to_dict(const EpilogueSupport& s);
 EpilogueSupport epilogue_support_from_python(nb::handle obj, const std::string& op);
+// bind_scaling.cpp
+/// gemmops.OperandScales: the scales and the Python tensor they point into.
+struct PyOperandScales {
+  OperandScales value;
+  nb::object tensor;
+};
+/// None -> no scales; a gemmops.OperandScales -> its value; anything else is a TypeError naming `role`.
+std::optional<OperandScales> to_operand_scales(nb::handle obj, const char* role);
 
 // bind_metadata.cpp
 nb::dict metadata_to_dict(const OperatorMetadata& metadata);
@@ -113,5 +125,6 @@ void bind_arguments(nb::module_& m);
 void bind_operator(nb::module_& m);
 void bind_registry(nb::module_& m);
 void bind_plan(nb::module_& m);
+void bind_scaling(nb::module_& m);
 
 }  // namespace gemmops::python

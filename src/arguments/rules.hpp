@@ -63,6 +63,18 @@ Status validate_grouped(const GroupedGemmArguments& args);
 Status validate_offsets(const GroupedGemmArguments& args, int64_t groups, int64_t total,
                         std::string_view total_name);
 
+// --- fp8 scales (validate_scales.cpp) ---
+/// a_scales and b_scales: fp8 operand, fp32, shape per granularity and form, strides per layout,
+/// on A's device. Called last by validate_gemm and validate_grouped, on otherwise valid arguments.
+Status validate_scales(const Arguments& args);
+struct OperandGeometry;
+/// The rules on one scale tensor of `operand` seen through `g` (dtype, layout, shape, strides per
+/// layout); `role` starts the message. Also used by the quantiser on its output scales.
+Status validate_scales_tensor(const OperandScales& s, const OperandGeometry& g, const TensorDesc& operand,
+                              const char* role);
+/// out overlaps neither scale tensor (part of validate_memory).
+Status validate_scales_memory(const Arguments& args);
+
 // --- message helpers (validate_tensor.cpp) ---
 /// "(8192, 2048)".
 std::string tuple_string(const int64_t* v, std::size_t n);

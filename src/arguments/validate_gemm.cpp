@@ -56,7 +56,9 @@ Status validate_gemm(const GemmArguments& g) {
   GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, gemm_kind(g));
   GEMMOPS_TRY(kind == OperationKind::gemm ? validate_gemm_shapes(g) : validate_batched_shapes(g));
   GEMMOPS_TRY(validate_operands(g.A, g.B, g.out, g.accumulator));
-  return validate_epilogue_operands(g.epilogue, kind, g.B, g.out);
+  GEMMOPS_TRY(validate_epilogue_operands(g.epilogue, kind, g.B, g.out));
+  if (!g.a_scales && !g.b_scales) return Status::ok();
+  return validate_scales(Arguments(g));
 }
 
 }  // namespace gemmops::detail

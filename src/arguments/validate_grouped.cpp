@@ -206,7 +206,9 @@ Status validate_grouped(const GroupedGemmArguments& g) {
     case OperationKind::batched_gemm: break;  // grouped_kind() never returns them
   }
   GEMMOPS_TRY(validate_operands(g.A, g.B, g.out, g.accumulator));
-  return validate_epilogue_operands(g.epilogue, kind, g.B, g.out);
+  GEMMOPS_TRY(validate_epilogue_operands(g.epilogue, kind, g.B, g.out));
+  if (!g.a_scales && !g.b_scales) return Status::ok();
+  return validate_scales(Arguments(g));
 }
 
 }  // namespace gemmops::detail

@@ -152,7 +152,8 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
   GEMMOPS_TRY(check_alignment(c.alignment_bytes, A, "A"));
   GEMMOPS_TRY(check_alignment(c.alignment_bytes, B, "B"));
   GEMMOPS_TRY(check_alignment(c.alignment_bytes, out, "out"));
-  return check_epilogue(c.epilogue, epilogue_of(args), who);
+  GEMMOPS_TRY(check_epilogue(c.epilogue, epilogue_of(args), who));
+  return check_scalings(c.scalings, args);
 }
 
 }  // namespace detail

@@ -9,4 +9,7 @@ namespace gemmops::detail {
 /// names the operator in the epilogue's reasons.
 Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& args,
                                   std::string_view who = "the operator");
+/// The fp8 scales of valid `args` against what an operator serves (scaling_constraints.cpp):
+/// unsupported, naming a_scales or b_scales, for a granularity or block layout not served.
+Status check_scalings(const ScalingSupport& support, const Arguments& args);
 }  // namespace gemmops::detail

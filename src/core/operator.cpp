@@ -11,6 +11,7 @@
 #include "arguments/rules.hpp"
 #include "core/constraints.hpp"
 #include "core/operator_memo.hpp"
+#include "core/scale_geometry.hpp"
 
 namespace gemmops {
 
@@ -31,6 +32,8 @@ Status refuse_fakes(const Arguments& args) {
   const EpilogueOps& e = epilogue_of(args);
   if (e.bias) GEMMOPS_TRY(refuse_fake(*e.bias, "epilogue.bias"));
   if (e.row_scale) GEMMOPS_TRY(refuse_fake(*e.row_scale, "epilogue.row_scale"));
+  if (const auto& s = detail::scales_of(args, true)) GEMMOPS_TRY(refuse_fake(s->scales, "a_scales"));
+  if (const auto& s = detail::scales_of(args, false)) GEMMOPS_TRY(refuse_fake(s->scales, "b_scales"));
   return Status::ok();
 }
 

@@ -56,6 +56,16 @@ void put_epilogue(Writer& w, const EpilogueOps& e) {
   }
 }
 
+// fp8 scales: presence, granularity and layout in one word, then the tensor (absent: one word).
+void put_scales(Writer& w, const std::optional<OperandScales>& s) {
+  if (!s) {
+    w.put(0);
+    return;
+  }
+  w.put(1 + static_cast<int64_t>(s->granularity) * 2 + static_cast<int64_t>(s->layout) * 16);
+  put_tensor(w, s->scales);
+}
+
 void finish(Signature& s, bool overflow) {
   s.valid = !overflow;
   // FNV-1a over the words: cheap, and good enough for a table of a few thousand entries.
@@ -75,6 +85,8 @@ void put_arguments(Writer& w, const Arguments& args) {
     put_tensor(w, g->B);
     put_tensor(w, g->out);
     put_epilogue(w, g->epilogue);
+    put_scales(w, g->a_scales);
+    put_scales(w, g->b_scales);
   } else {
     const auto& gg = std::get<GroupedGemmArguments>(args);
     w.put(static_cast<int64_t>(gg.accumulator) * 2 + (gg.zero_tail ? 1 : 0));
@@ -84,6 +96,8 @@ void put_arguments(Writer& w, const Arguments& args) {
     put_tensor(w, gg.out);
     put_tensor(w, gg.offsets);
     put_epilogue(w, gg.epilogue);
+    put_scales(w, gg.a_scales);
+    put_scales(w, gg.b_scales);
   }
 }
 

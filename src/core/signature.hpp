@@ -17,7 +17,7 @@ namespace gemmops::detail {
 /// kernel; only the memory they point to differs. Pointer alignment is kept up to 256 bytes, so
 /// alignment rules of up to 256 bytes see no difference either.
 struct Signature {
-  static constexpr std::size_t kWords = 64;
+  static constexpr std::size_t kWords = 128;  // room for the epilogue's and both fp8 scale tensors
   std::array<int64_t, kWords> words{};
   std::size_t size = 0;
   std::size_t hash = 0;

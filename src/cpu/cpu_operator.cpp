@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/env.hpp"
 #include "cpu/blocked_gemm.hpp"
 #include "cpu/epilogue.hpp"
+#include "cpu/dequantize.hpp"
 
 namespace gemmops::cpu {
 namespace {
@@ -251,6 +253,7 @@ OperatorMetadata CpuOperator::make_metadata(OperationKind kind) {
   c.device = Device::Kind::cpu;
   c.aligned_groups = true;
   c.epilogue = EpilogueSupport::all();  // grouped_k and grouped_n take none (validate()), so nothing is served there
+  c.scalings = ScalingSupport::all();  // fp8 scales: dequantised to fp32 before the GEMM
   md.design.schedule = Schedule::cpu_blocked;
   return md;
 }
@@ -263,8 +266,15 @@ Result<Artifact> CpuOperator::do_compile(const Arguments&) const {
 
 Status CpuOperator::do_run(const Arguments& args, const Artifact&, Stream, Workspace) const {
   try {
-    if (!epilogue_of(args).empty()) return run_with_epilogue(kind_, args, env::cpu_threads());
-    GEMMOPS_ASSIGN_OR_RETURN(std::vector<GemmTask> tasks, make_tasks(kind_, args));
+    // Scaled fp8 operands: dequantised once into fp32 buffers that `scaled` owns.
+    std::optional<DequantizedOperands> scaled;
+    if (has_scales(args)) {
+      GEMMOPS_ASSIGN_OR_RETURN(DequantizedOperands d, dequantize_operands(args, kind_));
+      scaled.emplace(std::move(d));
+    }
+    const Arguments& plain = scaled ? scaled->args : args;
+    if (!epilogue_of(plain).empty()) return run_with_epilogue(kind_, plain, env::cpu_threads());
+    GEMMOPS_ASSIGN_OR_RETURN(std::vector<GemmTask> tasks, make_tasks(kind_, plain));
     return run_blocked(tasks, env::cpu_threads());
   } catch (const std::bad_alloc&) {
     return Status(ErrorCode::out_of_memory, "cpu: could not allocate the group list or the product's scratch");

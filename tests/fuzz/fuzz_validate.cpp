@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,32 @@ void build_problem(FuzzedDataProvider& in, GroupedGemmArguments& g, Device dev) 
   g.offsets = TensorDesc::contiguous(DType::i32, {groups}, dev);
 }
 
+// fp8 scales: usually the documented shape for the operand as it stands, sometimes anything.
+void maybe_scales(FuzzedDataProvider& in, std::optional<OperandScales>& s, const TensorDesc& operand, bool is_a,
+                  int64_t groups, bool k_grouped, Device dev) {
+  if (in.ConsumeIntegralInRange<int>(0, 2) == 0) return;
+  OperandScales o;
+  o.granularity = in.PickValueInArray(kAllScaleGranularities);
+  o.layout = in.PickValueInArray(kAllScaleLayouts);
+  const bool per_group = k_grouped && (o.granularity == ScaleGranularity::tensor || o.granularity == ScaleGranularity::row);
+  if (operand.rank() >= 2 && operand.rank() <= 3 && operand.strides.size() == operand.shape.size() &&
+      in.ConsumeIntegralInRange<int>(0, 3) != 0) {
+    const int64_t mn = is_a ? operand.size(-2) : operand.size(-1), k = is_a ? operand.size(-1) : operand.size(-2);
+    const int64_t lead = operand.rank() == 3 ? operand.size(0) : per_group ? groups : -1;
+    if (mn >= 0 && k >= 0 && lead >= -1) o.scales = matrix(in, DType::fp32, scale_shape(o.granularity, lead, mn, k), dev);
+  } else {
+    o.scales = pick_tensor(in, dev);
+  }
+  if (in.ConsumeIntegralInRange<int>(0, 3) == 0) mutate(in, o.scales, dev);
+  s = o;
+}
+
+template <class Args>
+void add_scales(FuzzedDataProvider& in, Args& g, int64_t groups, bool k_grouped, Device dev) {
+  maybe_scales(in, g.a_scales, g.A, true, groups, k_grouped, dev);
+  maybe_scales(in, g.b_scales, g.B, false, groups, k_grouped, dev);
+}
+
 template <class Args>
 void mutate_some(FuzzedDataProvider& in, Args& g, Device dev) {
   int count = in.ConsumeIntegralInRange<int>(0, 3);
@@ -168,6 +195,8 @@ OperandConstraints pick_constraints(FuzzedDataProvider& in) {
   if (in.ConsumeBool()) c.epilogue = EpilogueSupport::all();
   if (in.ConsumeBool()) c.epilogue.activations = {in.PickValueInArray(kAllActivations)};
   if (in.ConsumeBool()) c.epilogue.gate_layouts = {in.PickValueInArray(kAllGateLayouts)};
+  if (in.ConsumeBool()) c.scalings = ScalingSupport::all();
+  if (in.ConsumeBool()) c.scalings.a = {in.PickValueInArray(kAllScaleGranularities)};
   return c;
 }
 
@@ -207,6 +236,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       g.B = pick_tensor(in, device);
       g.out = pick_tensor(in, device);
     }
+    add_scales(in, g, 0, false, device);
     g.accumulator = in.ConsumeIntegralInRange<int>(0, 7) == 0 ? in.PickValueInArray(kAllDTypes) : DType::fp32;
     pick_epilogue(in, g.epilogue, g.out, device);
     exercise(g, in);
@@ -224,6 +254,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (in.ConsumeBool()) g.offsets.dtype = DType::i32;
     }
     g.accumulator = in.ConsumeIntegralInRange<int>(0, 7) == 0 ? in.PickValueInArray(kAllDTypes) : DType::fp32;
+    add_scales(in, g, g.out.rank() == 3 ? g.out.shape[0] : 0, g.A.rank() == 2 && g.B.rank() == 2, device);
     give_offsets_memory(in, g.offsets, offsets_storage);
     pick_epilogue(in, g.epilogue, g.out, device);
     exercise(g, in);

@@ -1,0 +1,62 @@
+# python/gemmops/fp8.py: fp8 quantisation of numpy and CPU torch arrays (allocation only; the work is
+# gemmops.quantize_fp8 in the C++ core)
+# SPDX-License-Identifier: Apache-2.0
+"""Quantise bf16/fp32 host arrays into e4m3 operands with fp32 scales (docs/fp8.md).
+
+    q, scales = gemmops.fp8.quantize(x)                                  # A: 1x128 per token group
+    qb_t, b_scales = gemmops.fp8.quantize(w.T, "block_128x128")          # B (K, N) along K: its transpose
+    args = gemmops.GemmArguments(q, qb_t.T, out, a_scales=scales, b_scales=b_scales)
+
+numpy arrays need ml_dtypes for the e4m3 result; torch tensors must live on the cpu.
+"""
+
+from ._gemmops import OperandScales, quantize_fp8, scale_shape
+
+__all__ = ["quantize", "allocate_scales"]
+
+
+def _is_torch(x):
+    return type(x).__module__.startswith("torch")
+
+
+def allocate_scales(shape, layout="k_major", like=None):
+    """Zeroed fp32 scales of `shape` in `layout`: mn_major puts dimension -2 contiguous with its
+    leading dimension padded to 4 (16 bytes), DeepGEMM's TMA-aligned form."""
+    shape = tuple(shape)
+    if layout == "mn_major" and len(shape) >= 2:
+        mn, kb = shape[-2], shape[-1]
+        ld = (mn + 3) // 4 * 4
+        storage = _zeros(shape[:-2] + (kb, ld), like)
+        view = storage[..., :mn]
+        return view.transpose(-1, -2) if _is_torch(view) else view.swapaxes(-1, -2)
+    return _zeros(shape, like)
+
+
+def _zeros(shape, like):
+    if like is not None and _is_torch(like):
+        import torch
+
+        return torch.zeros(shape, dtype=torch.float32)
+    import numpy as np
+
+    return np.zeros(shape, dtype=np.float32)
+
+
+def quantize(x, granularity="block_1x128", layout="k_major"):
+    """(q, OperandScales): x (R, C) or (L, R, C) quantised in blocks along C (see quantize_fp8)."""
+    stacked = len(x.shape) == 3
+    shape = scale_shape(granularity, x.shape[-2], x.shape[-1], x.shape[0] if stacked else None)
+    block = granularity in ("block_1x128", "block_128x128")
+    scales = allocate_scales(shape, layout if block else "k_major", like=x)
+    if _is_torch(x):
+        import torch
+
+        q = torch.empty(tuple(x.shape), dtype=torch.float8_e4m3fn)
+    else:
+        import ml_dtypes
+        import numpy as np
+
+        q = np.empty(x.shape, dtype=ml_dtypes.float8_e4m3fn)
+    result = OperandScales(scales, granularity, layout if block else "k_major")
+    quantize_fp8(x, q, result)
+    return q, result
