@@ -59,6 +59,11 @@ struct GroupedGemmParams {
   // layout from a sum of two made ptxas keep its pointers in registers (a 64x256 ping-pong split-K
   // kernel spilled).
   int32_t table_groups;
+  // The layouts of an expert-parallel dispatcher (M-grouped, tile_scheduler.cuh): group g starts at
+  // the previous group's end rounded up to a multiple of `group_alignment` (1: right there), or,
+  // `masked`, `offsets` hold row counts and group g covers rows [g * rows_per_group, that + count).
+  int32_t group_alignment;
+  int32_t masked;
 };
 
 }  // namespace gemmops::kernels::sm90

@@ -50,6 +50,36 @@ __device__ __forceinline__ int table_groups(const GroupedGemmParams& p) { return
 /// start: about 5 us at this limit); beyond it, groups are walked in index order.
 inline constexpr int kMaxOrderedGroups = 1024;
 
+/// One warp lane's group range [start, end) of the aligned or masked M-grouped layouts (see
+/// GroupedGemmParams). Aligned: a group starts at the previous group's (clamped) end rounded up to
+/// `align`, which is the running max of the aligned raw ends before it and of the aligned carry
+/// (rounding up is monotone and idempotent), and ends no earlier than it starts; the zero tail
+/// starts where the last group ended. Masked: rows [g * MaxM, g * MaxM + count), counts clamped to
+/// [0, MaxM]. Malformed offsets only make groups shorter or empty. All 32 lanes must call it.
+__device__ __forceinline__ void aligned_or_masked_range(const GroupedGemmParams& p, int g, int lane, int raw_end,
+                                                        int carry_rows, int limit, int align, bool masked, int& start,
+                                                        int& end) {
+  int before = ((raw_end < 0 ? 0 : raw_end) + align - 1) & -align;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {  // inclusive running max of the aligned ends
+    int other = __shfl_up_sync(0xffffffffu, before, d);
+    if (lane >= d && other > before) before = other;
+  }
+  before = __shfl_up_sync(0xffffffffu, before, 1);  // exclusive: the groups before this one
+  const int aligned_carry = (carry_rows + align - 1) & -align;
+  start = lane == 0 || aligned_carry > before ? aligned_carry : before;
+  start = start > limit ? limit : start;
+  end = raw_end < start ? start : raw_end;
+  if (masked) {
+    const int count = raw_end < 0 ? 0 : raw_end > p.rows_per_group ? p.rows_per_group : raw_end;
+    const long long first = static_cast<long long>(p.group_base + g) * p.rows_per_group;
+    start = first > limit ? limit : static_cast<int>(first);
+    end = start + count > limit ? limit : start + count;
+  }
+  const int previous_end = __shfl_up_sync(0xffffffffu, end, 1);
+  if (g == p.groups) start = lane == 0 ? carry_rows : previous_end;  // the zero tail (g < table groups)
+}
+
 /// Fills the table; all threads of the CTA must call it, followed by __syncthreads(). The ranges are
 /// rows (M-grouped) or K (K-grouped), where every group has the same tiles: its (rows, N) result.
 /// Every CTA computes the same table (the walk order is a deterministic function of the offsets).
@@ -59,6 +89,9 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
   const int limit = kAxis == GroupAxis::m ? p.rows : p.k;
   const int k_grouped_tiles = ((p.rows + kTileM - 1) / kTileM) * n_tiles;
   const int groups = kAxis == GroupAxis::m ? table_groups(p) : p.groups;
+  // Aligned starts (a power of two; 1 on the K axis) and masked groups: M-grouped layouts only.
+  const int align = kAxis == GroupAxis::m ? p.group_alignment : 1;
+  const bool masked = kAxis == GroupAxis::m && p.masked != 0;
   // A group's raw (unclamped) end; the zero tail ends at the last row.
   auto raw_end_of = [&](int g) {
     if (kAxis == GroupAxis::m && g >= p.groups) return p.rows;
@@ -96,14 +129,19 @@ __device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable
         }
       }
       raw_end = raw_end > limit ? limit : raw_end;
-      int end = raw_end < carry_rows ? carry_rows : raw_end;
+      int start, end;
+      if (align == 1 && !masked) {  // contiguous groups (warp-uniform): the common path, kept lean
+        end = raw_end < carry_rows ? carry_rows : raw_end;
 #pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {  // running max = sequential clamp against previous ends
-        int other = __shfl_up_sync(0xffffffffu, end, d);
-        if (lane >= d && other > end) end = other;
+        for (int d = 1; d < 32; d <<= 1) {  // running max = sequential clamp against previous ends
+          int other = __shfl_up_sync(0xffffffffu, end, d);
+          if (lane >= d && other > end) end = other;
+        }
+        start = __shfl_up_sync(0xffffffffu, end, 1);
+        if (lane == 0) start = carry_rows;
+      } else {
+        aligned_or_masked_range(p, g, lane, raw_end, carry_rows, limit, align, masked, start, end);
       }
-      int start = __shfl_up_sync(0xffffffffu, end, 1);
-      if (lane == 0) start = carry_rows;
       if (g >= groups) end = start;
       int tiles = kAxis == GroupAxis::m ? ((end - start + kTileM - 1) / kTileM) * n_tiles : k_grouped_tiles;
       if (g >= groups) tiles = 0;

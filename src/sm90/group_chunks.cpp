@@ -65,7 +65,8 @@ void apply_chunk(const KernelProblem& p, const GroupChunk& chunk, kernels::sm90:
   // Without offsets (dense, batched) the kernel places the groups from group_base alone.
   if (p.offsets != nullptr) {
     params->offsets = p.offsets + chunk.first;
-    params->start_offset = chunk.first > 0 ? p.offsets + chunk.first - 1 : nullptr;
+    // Masked groups are placed from group_base alone (their offsets are counts, not ends).
+    params->start_offset = chunk.first > 0 && !p.masked ? p.offsets + chunk.first - 1 : nullptr;
   } else {
     params->offsets = nullptr;
     params->start_offset = nullptr;

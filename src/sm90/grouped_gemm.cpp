@@ -24,7 +24,9 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   m.trial = d.trial;
   m.name = make_operator_name(m.target, "grouped_gemm", ab, out, DType::fp32, d.design);
   auto& c = m.constraints;
-  c.kinds = {OperationKind::grouped_m, OperationKind::gemm, OperationKind::batched_gemm, OperationKind::grouped_k};
+  c.kinds = {OperationKind::grouped_m, OperationKind::gemm, OperationKind::batched_gemm, OperationKind::grouped_k,
+             OperationKind::grouped_m_masked};
+  c.aligned_groups = true;  // the scheduler places aligned and masked groups (tile_scheduler.cuh)
   c.a_dtypes = {ab};
   c.b_dtypes = {ab};
   c.out_dtypes = {out};

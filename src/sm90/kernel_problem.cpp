@@ -68,9 +68,9 @@ Status m_major_a_starts(const KernelProblem& p) {
     return unsupported("A: M-grouped sm90 kernels need A K-major (a group may start at any row, and TMA reads an "
                        "M-major A only from 16-byte-aligned rows); got A " + p.a->describe());
   const int64_t align = 16 / static_cast<int64_t>(size_of(p.a->dtype));
-  if (p.kind == OperationKind::batched_gemm && p.groups > 1 && p.rows_per_group % align != 0)
-    return unsupported("A: batched sm90 kernels with A M-major need M a multiple of " + std::to_string(align) +
-                       " (each batch starts a TMA box); got M " + std::to_string(p.rows_per_group));
+  if ((p.kind == OperationKind::batched_gemm || p.masked) && p.groups > 1 && p.rows_per_group % align != 0)
+    return unsupported("A: batched and masked sm90 kernels with A M-major need M (MaxM) a multiple of " +
+                       std::to_string(align) + " (each group starts a TMA box); got " + std::to_string(p.rows_per_group));
   return Status::ok();
 }
 
@@ -99,8 +99,19 @@ Result<KernelProblem> map_problem(const Arguments& args) {
   switch (shape.kind) {
     case OperationKind::grouped_n:  // not in the operator's kinds: supports() refuses it before this
       return unsupported("operation: sm90 kernels do not serve grouped_gemm_n (offsets along N)");
-    case OperationKind::grouped_m_masked:  // likewise
-      return unsupported("operation: sm90 kernels do not serve grouped_gemm_m_masked yet");
+    case OperationKind::grouped_m_masked: {  // A (G*MaxM, K) and out (G*MaxM, N) seen as one matrix each
+      const auto& g = std::get<GroupedGemmArguments>(args);
+      const int64_t max_m = p.a->shape[1];
+      p.groups = shape.groups;
+      p.rows = shape.m;
+      p.rows_per_group = max_m;
+      p.offsets = static_cast<const int32_t*>(g.offsets.data);
+      p.masked = true;
+      if (max_m > 1 && (p.a->strides[0] != max_m * p.a->strides[1] || p.out->strides[0] != max_m * p.out->strides[1]))
+        return unsupported("A/out: masked sm90 kernels need the groups stacked by rows (stride[0] == MaxM * "
+                           "stride[1]); got A " + p.a->describe() + ", out " + p.out->describe());
+      break;
+    }
     case OperationKind::grouped_k: {
       const auto& g = std::get<GroupedGemmArguments>(args);
       p.groups = shape.groups;
@@ -129,6 +140,7 @@ Result<KernelProblem> map_problem(const Arguments& args) {
       p.rows = p.a->shape[0];
       p.offsets = static_cast<const int32_t*>(g.offsets.data);
       p.zero_tail = g.zero_tail;
+      p.group_alignment = g.group_alignment;
       break;
     }
   }

@@ -9,7 +9,8 @@
 
 namespace gemmops::sm90 {
 
-/// Dense GEMM is one group, batched GEMM L groups of M rows, grouped_m G groups from the offsets;
+/// Dense GEMM is one group, batched GEMM L groups of M rows, grouped_m G groups from the offsets
+/// (grouped_m_masked: G groups of MaxM rows, the first `count` of each);
 /// grouped_k splits K by the offsets, and out holds its G (M, N) results stacked by rows.
 struct KernelProblem {
   OperationKind kind = OperationKind::grouped_m;
@@ -25,6 +26,8 @@ struct KernelProblem {
   Major b_major = Major::k;
   int64_t b_group_stride = 0, b_k_stride = 0, b_n_stride = 0;  // elements
   bool zero_tail = false;      // grouped_m: out's rows past the last group's end are set to zero
+  int64_t group_alignment = 1;  // grouped_m: groups start at multiples of this (padding rows between)
+  bool masked = false;         // grouped_m_masked: offsets are row counts, groups of rows_per_group rows
 };
 
 /// Maps valid `args`; unsupported when the kernel cannot serve them (A neither K- nor M-major, B

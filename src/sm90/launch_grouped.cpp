@@ -73,7 +73,7 @@ int64_t max_scheduler_units(const KernelProblem& p, const KernelConfig& c) {
   const int64_t m_units_bound =
       p.kind == OperationKind::grouped_k
           ? p.groups * m_units_of_rows
-          : m_units_of_rows + (p.kind == OperationKind::grouped_m ? std::min(p.groups, p.rows) : 0) +
+          : m_units_of_rows + (p.kind == OperationKind::grouped_m || p.masked ? std::min(p.groups, p.rows) : 0) +
                 (p.zero_tail ? 1 : 0);
   return std::max<int64_t>(1, m_units_bound * n_tiles);
 }
@@ -145,6 +145,8 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   params.k_walk_longest_first = env::k_grouped_walk_longest_first() ? 1 : 0;
   params.k_splits = 1;
   params.table_groups = static_cast<int32_t>(p.groups) + (p.zero_tail && p.kind == OperationKind::grouped_m ? 1 : 0);
+  params.group_alignment = static_cast<int32_t>(p.group_alignment);
+  params.masked = p.masked ? 1 : 0;
   return params;
 }
 

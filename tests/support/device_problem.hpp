@@ -54,8 +54,10 @@ struct DeviceProblem {
     if (h.spec.kind == OperationKind::gemm || h.spec.kind == OperationKind::batched_gemm) {
       d.args = GemmArguments{on_device(h.A, d.A), on_device(h.B, d.B), on_device(h.out, d.out), DType::fp32};
     } else {
-      d.args = GroupedGemmArguments{on_device(h.A, d.A), on_device(h.B, d.B), on_device(h.out, d.out), DType::fp32,
-                                    on_device(h.offsets, d.offsets), h.spec.zero_tail};
+      GroupedGemmArguments g{on_device(h.A, d.A), on_device(h.B, d.B), on_device(h.out, d.out), DType::fp32,
+                             on_device(h.offsets, d.offsets), h.spec.zero_tail};
+      g.group_alignment = h.spec.group_alignment;
+      d.args = g;
     }
     return d;
   }

@@ -279,7 +279,8 @@ TEST(SimtDiscovery, the_sm90_operators_say_in_one_sentence_why_not_the_n_grouped
     if (r.op == nullptr || r.op->metadata().provider != "sm90") continue;
     EXPECT_EQ(r.reason.code(), ErrorCode::unsupported);
     EXPECT_EQ(r.reason.message(),
-              "operation: must be one of grouped_gemm_m, gemm, batched_gemm, grouped_gemm_k; got grouped_gemm_n");
+              "operation: must be one of grouped_gemm_m, gemm, batched_gemm, grouped_gemm_k, grouped_gemm_m_masked; got "
+              "grouped_gemm_n");
     ++rejected;
   }
   EXPECT_GT(rejected, 0);
