@@ -11,6 +11,7 @@
 #include "ptx/warp.cuh"
 #include "sm90/config.cuh"
 #include "sm90/epilogue.cuh"
+#include "sm90/epilogue_op.cuh"
 #include "sm90/params.cuh"
 
 namespace gemmops::kernels::sm90 {
@@ -20,22 +21,35 @@ struct TmaStoreEpilogue {
   static_assert(kOut != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");
   static constexpr int kBoxBytes = 64 * 128;  // 64 rows x 64 columns of 16-bit, 128B-swizzled
 
+  /// The store signature every mechanism shares (epilogue.cuh): applies kOp to the warpgroup's
+  /// accumulators in place, then stores out's tile (kOp.out_cols(kTileN) columns) as below.
+  template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, int kLen>
+  __device__ __forceinline__ static void store(float (&acc)[kAtoms][kLen], const TileContext& t,
+                                               ::cuda::std::uint8_t* staging, int& ring_pos, const GroupedGemmParams& p) {
+    apply_op<kOp, kTileN, kAtoms>(acc, p, t);
+    store_slabs<kOp, kOp.out_cols(kTileN), kAtoms, kRing>(acc, p, staging, ring_pos, t.consumer, t.row0, t.row_end,
+                                                           out_col0<kOp>(t.col0));
+  }
+
   /// Stores a warpgroup's kAtoms 64-row slabs starting at row0. `staging`: kRing boxes, 1024-byte
   /// aligned, used as a ring (fewer boxes than a tile has only wait more often); `ring_pos` is the
   /// warpgroup's place in it (0 before its first tile, carried from tile to tile). Slabs wholly inside the group go by
   /// TMA; the one that straddles the group's end takes the masked direct store; slabs past the end
   /// store nothing.
-  template <int kTileN, int kAtoms, int kRing>
-  __device__ __forceinline__ static void store(const float (&d)[kAtoms][kTileN / 2], const GroupedGemmParams& p,
-                                               ::cuda::std::uint8_t* staging, int& ring_pos, int consumer, int row0,
-                                               int row_end, int col0) {
+  /// kTileN columns of out from col0, from the first kTileN / 2 entries of each fragment (kOp's
+  /// geometry: out has half the product's columns when it is gated).
+  template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, int kLen>
+  __device__ __forceinline__ static void store_slabs(const float (&d)[kAtoms][kLen], const GroupedGemmParams& p,
+                                                     ::cuda::std::uint8_t* staging, int& ring_pos, int consumer,
+                                                     int row0, int row_end, int col0) {
+    static_assert(kTileN % 64 == 0, "TMA stores 64-column boxes");
     const int rows_left = row_end - row0;
     const int full = rows_left <= 0 ? 0 : (rows_left / 64 < kAtoms ? rows_left / 64 : kAtoms);
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a)
       if (a == full && 64 * a < rows_left)  // uniform across the warpgroup
-        StoreEpilogue<kOut>::template store<kTileN>(d[a], p.out, p.out_row_stride, row0 + 64 * a, row_end, col0,
-                                                    p.n);
+        StoreEpilogue<kOut>::template store_slab<kTileN>(d[a], p.out, p.out_row_stride, row0 + 64 * a, row_end, col0,
+                                                         out_n<kOp>(p.n));
     if (full == 0) return;
     // The staging boxes form a ring, written in order, each box's store its own bulk group: before
     // a box is overwritten only its own previous store has to have read it, so up to kRing - 1

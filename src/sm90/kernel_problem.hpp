@@ -25,7 +25,15 @@ struct KernelProblem {
   Major b_major = Major::k;
   int64_t b_group_stride = 0, b_k_stride = 0, b_n_stride = 0;  // elements
   bool zero_tail = false;      // grouped_m: out's rows past the last group's end are set to zero
+  // The fused epilogue op's run-time values (its kind is the kernel's, KernelConfig::op).
+  const void* bias = nullptr;        // (G, N) / (N,) / (L, N), or nullptr
+  int64_t bias_group_stride = 0;     // elements between groups' rows of the bias (0: one row)
+  const float* row_scale = nullptr;  // (rows,), or nullptr
+  float alpha = 1.702f, limit = 7.0f;
 };
+
+/// The epilogue ops of `args` (both argument structs carry one).
+const EpilogueOps& epilogue_ops(const Arguments& args);
 
 /// Maps valid `args`; unsupported when the kernel cannot serve them (A neither K- nor M-major, B
 /// neither K- nor N-major, out not row-major, batched or K-grouped outputs whose rows do not stack).

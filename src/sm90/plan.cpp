@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/env.hpp"
+#include "sm90/epilogue_support.hpp"
 #include "sm90/heuristics.hpp"
 
 namespace gemmops::sm90 {
@@ -16,8 +17,15 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
     return;
   }
   problem_ = *mapped;
+  const EpilogueOps& ops = epilogue_ops(args);
+  if (Status s = check_epilogue(problem_, ops, design, out); !s) {
+    status_ = s;
+    return;
+  }
+  // The op is part of the kernel (one artifact per op). Split-K keeps it: the unit that adds the
+  // partials stores the whole sum through the same epilogue, op included.
   config_ = make_kernel_config(design, ab, out, problem_.a_major, problem_.b_major,
-                               problem_.kind == OperationKind::grouped_k);
+                               problem_.kind == OperationKind::grouped_k, kernel_op(ops));
   // Any number of groups: more than the scheduler's shared-memory table holds run as several
   // launches (group_chunks.hpp).
   chosen_splits_ = choose_split_k(problem_, design).splits;
@@ -25,6 +33,8 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
   // The plan outlives the arguments it was made from: nothing may point into them.
   problem_.a = problem_.b = problem_.out = nullptr;
   problem_.offsets = nullptr;
+  problem_.bias = nullptr;
+  problem_.row_scale = nullptr;
 }
 
 int Sm90Plan::splits() const {
@@ -40,6 +50,9 @@ KernelProblem Sm90Plan::bind(const Arguments& args) const {
   p.b = &operand_b(args);
   p.out = &operand_out(args);
   if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) p.offsets = static_cast<const int32_t*>(g->offsets.data);
+  const EpilogueOps& ops = epilogue_ops(args);
+  p.bias = ops.bias ? ops.bias->data : nullptr;
+  p.row_scale = ops.row_scale ? static_cast<const float*>(ops.row_scale->data) : nullptr;
   return p;
 }
 

@@ -1,0 +1,167 @@
+// tests/compile/test_sm90_epilogue_compile.cpp: the sm90 kernels with fused epilogue ops compile with
+// NVRTC for sm_90a, keep wgmma asynchronous and spill nothing: every design with a bias, a row scale
+// and a gated (or, where the design serves none, a plain) activation; every activation on a
+// direct-store and a TMA-store design; and which ops each design declares
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "gemmops/gemmops.hpp"
+#include "jit/compile.hpp"
+#include "jit/nvrtc_api.hpp"
+#include "sm90/designs.hpp"
+#include "sm90/epilogue_support.hpp"
+#include "sm90/kernel_compile.hpp"
+
+namespace gemmops {
+namespace {
+
+using sm90::Sm90Design;
+
+/// One kernel to compile: a design, out's dtype, B's major and the ops.
+struct EpilogueCase {
+  const Sm90Design* design;
+  DType out;
+  Major b_major;
+  EpilogueOps ops;
+  std::string label;
+};
+
+TensorDesc fake(DType t, std::vector<int64_t> shape) { return TensorDesc::contiguous(t, shape, Device::cuda(0)); }
+
+EpilogueOps make_ops(Activation a, GateLayout g, std::optional<DType> bias, bool row_scale) {
+  EpilogueOps ops;
+  ops.activation = a;
+  ops.gate_layout = g;
+  if (bias) ops.bias = fake(*bias, {4, 512});
+  if (row_scale) ops.row_scale = fake(DType::fp32, {512});
+  return ops;
+}
+
+std::string activation_label(Activation a) {
+  switch (a) {
+    case Activation::none: return "none";
+    case Activation::silu: return "silu";
+    case Activation::gelu_tanh: return "gelu_tanh";
+    case Activation::relu_squared: return "relu_squared";
+    case Activation::swiglu: return "swiglu";
+    case Activation::swiglu_oss: return "swiglu_oss";
+  }
+  return "none";
+}
+
+std::string label(const Sm90Design& d, DType out, Major b_major, const EpilogueOps& ops) {
+  std::string s = d.design.to_string() + "_out_" + std::string(name(out)) + (b_major == Major::mn ? "_bn" : "") + "_" +
+                  activation_label(ops.activation);
+  if (is_gated(ops.activation)) s += ops.gate_layout == GateLayout::interleaved ? "_interleaved" : "_concatenated";
+  if (ops.bias) s += "_bias_" + std::string(name(ops.bias->dtype));
+  if (ops.row_scale) s += "_row_scale";
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+bool is_design(const Sm90Design& d, const std::string& name) { return d.design.to_string() == name; }
+
+// Every design with a bias (out's dtype), a row scale and SwiGLU (concatenated halves), or SiLU where
+// the design serves no gated op; every activation on a direct-store and a TMA-store design (with
+// both gate layouts, an fp32 bias, and an fp32 out on the direct store); an N-major B's halves.
+std::vector<EpilogueCase> cases() {
+  std::vector<EpilogueCase> out;
+  auto add = [&](const Sm90Design& d, DType o, Major b, EpilogueOps ops) {
+    out.push_back({&d, o, b, ops, label(d, o, b, ops)});
+  };
+  for (const Sm90Design& d : sm90::sm90_designs()) {
+    const bool gated_ok = sm90::check_design_epilogue(d, make_ops(Activation::swiglu, {}, {}, false)).empty();
+    add(d, DType::bf16, Major::k,
+        make_ops(gated_ok ? Activation::swiglu : Activation::silu, GateLayout::concatenated, DType::bf16, true));
+  }
+  for (const Sm90Design& d : sm90::sm90_designs()) {
+    const bool direct = is_design(d, "128x128x64_c1x1_s6_pingpong");
+    const bool tma = is_design(d, "128x256x64_c2x1_s4_coop_tma_ring2");
+    if (!direct && !tma) continue;
+    for (Activation a : {Activation::silu, Activation::gelu_tanh, Activation::relu_squared})
+      add(d, DType::bf16, Major::k, make_ops(a, GateLayout::concatenated, {}, false));
+    add(d, DType::fp16, Major::k, make_ops(Activation::none, GateLayout::concatenated, DType::fp32, false));
+    add(d, DType::bf16, Major::k, make_ops(Activation::swiglu, GateLayout::interleaved, DType::fp32, true));
+    add(d, DType::bf16, Major::k, make_ops(Activation::swiglu_oss, GateLayout::interleaved, {}, false));
+    add(d, DType::bf16, Major::mn, make_ops(Activation::swiglu_oss, GateLayout::concatenated, DType::bf16, true));
+    if (direct) add(d, DType::fp32, Major::k, make_ops(Activation::swiglu, GateLayout::concatenated, DType::fp32, true));
+  }
+  return out;
+}
+
+void PrintTo(const EpilogueCase& c, std::ostream* os) { *os << c.label; }
+
+class Sm90EpilogueCompile : public ::testing::TestWithParam<EpilogueCase> {};
+
+TEST_P(Sm90EpilogueCompile, compiles_spill_free_with_wgmma_asynchronous) {
+  if (auto api = jit::nvrtc(); !api) GTEST_SKIP() << api.status().message();
+  const EpilogueCase& c = GetParam();
+  ASSERT_EQ(sm90::check_design_epilogue(*c.design, c.ops), "");
+  const jit::CompileRequest req =
+      sm90::make_compile_request(*c.design, DType::bf16, c.out, c.b_major, c.ops, Target::sm(90, true));
+  ASSERT_EQ(req.name_expressions.size(), 2u);  // the kernel and its split-K twin
+  EXPECT_NE(req.name_expressions[0].find(".op = "), std::string::npos) << req.name_expressions[0];
+  // Uncached: a cubin from the disk cache comes without ptxas's log.
+  auto key = jit::cache_key(req);
+  ASSERT_TRUE(key) << key.status().to_string();
+  auto compiled = jit::compile_uncached(req, *key);
+  ASSERT_TRUE(compiled) << compiled.status().to_string();
+  EXPECT_EQ(compiled->lowered_names.size(), 2u);
+  EXPECT_EQ(compiled->log.find("wgmma.mma_async instructions are serialized"), std::string::npos) << compiled->log;
+  if (std::getenv("GEMMOPS_KERNEL_WATCHDOG") == nullptr) {
+    EXPECT_EQ(compiled->log.find("spilled"), std::string::npos) << compiled->log;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sm90, Sm90EpilogueCompile, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<EpilogueCase>& info) { return info.param.label; });
+
+TEST(Sm90EpilogueSupport, the_identity_op_keeps_the_kernel_text_and_every_op_changes_it) {
+  const Sm90Design& d = sm90::sm90_designs()[0];
+  const Target t = Target::sm(90, true);
+  const std::string identity = sm90::make_compile_request(d, DType::bf16, DType::bf16, Major::k, {}, t).name_expressions[0];
+  EXPECT_EQ(identity.find(".op"), std::string::npos) << identity;
+  std::vector<std::string> texts{identity};
+  for (const EpilogueOps& ops :
+       {make_ops(Activation::silu, {}, {}, false), make_ops(Activation::none, {}, DType::fp32, false),
+        make_ops(Activation::none, {}, DType::bf16, false), make_ops(Activation::none, {}, {}, true),
+        make_ops(Activation::swiglu, GateLayout::concatenated, {}, false),
+        make_ops(Activation::swiglu, GateLayout::interleaved, {}, false)}) {
+    const std::string text = sm90::make_compile_request(d, DType::bf16, DType::bf16, Major::k, ops, t).name_expressions[0];
+    for (const std::string& seen : texts) EXPECT_NE(text, seen);
+    texts.push_back(text);
+  }
+}
+
+TEST(Sm90EpilogueSupport, gated_ops_need_a_tile_that_splits_into_64_column_halves_and_say_so) {
+  int refused = 0, served = 0;
+  for (const Sm90Design& d : sm90::sm90_designs()) {
+    const sm90::Sm90EpilogueSupport s = sm90::epilogue_support(d, DType::bf16);
+    const std::string why = sm90::check_design_epilogue(d, make_ops(Activation::swiglu_oss, {}, {}, false));
+    const bool lists_gated =
+        std::find(s.activations.begin(), s.activations.end(), Activation::swiglu_oss) != s.activations.end();
+    EXPECT_EQ(why.empty(), lists_gated) << d.design.to_string();
+    if (d.design.tile_n % 128 == 0) {
+      EXPECT_EQ(why, "") << d.design.to_string();
+      ++served;
+    } else {
+      EXPECT_NE(why.find("needs a tile width of 128 or 256"), std::string::npos) << why;
+      EXPECT_NE(why.find(d.design.to_string()), std::string::npos) << why;
+      ++refused;
+    }
+    // Every design serves the plain activations, a bias and a row scale.
+    EXPECT_EQ(sm90::check_design_epilogue(d, make_ops(Activation::gelu_tanh, {}, DType::fp32, true)), "");
+    EXPECT_EQ(s.bias_dtypes, (std::vector<DType>{DType::fp32, DType::bf16}));
+    EXPECT_TRUE(s.row_scale);
+  }
+  EXPECT_GT(served, 0);
+  EXPECT_GT(refused, 0);
+}
+
+}  // namespace
+}  // namespace gemmops
