@@ -1,8 +1,9 @@
-// kernels/sm90/epilogue_op.cuh: the fused epilogue op (KernelConfig::op), applied in place to one
-// warpgroup's fp32 accumulator fragments before a store mechanism converts and writes them:
-// v = acc + bias[g, c]; v = act(v) (gated: act(gate, up), half the columns); v *= row_scale[r].
+// kernels/sm90/epilogue_op.cuh: the fused epilogue op (KernelConfig::op), applied to one warpgroup's
+// fp32 accumulators element by element as a store mechanism converts and writes them:
+// v = acc + bias[g, c] (the accumulators start from the bias); v = act(v) (gated: act(gate, up),
+// half the columns); v *= row_scale[r].
 // Every element stays in the thread that holds it but for the interleaved gate layout, whose pairs
-// are compacted with quad shuffles. The identity op compiles to nothing.
+// come from the quad's other lanes by shuffles. The identity op reads the accumulators as they are.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -63,11 +64,11 @@ __device__ __forceinline__ float activate_gated(float gate, float up, const Epil
   }
 }
 
-/// The bias as fp32: p[i] when column c + i lies before `valid`, else 0. `p` points at column c:
-/// the loads of a thread's blocks take immediate offsets from one pointer.
+/// The bias as fp32: p[i] when i < left (the columns of the bias from p on), else 0. The loads of a
+/// thread's blocks take immediate offsets from one pointer.
 template <ElemType kType>
-__device__ __forceinline__ float bias_at(const void* p, int i, int c, int valid) {
-  if (c + i >= valid) return 0.0f;
+__device__ __forceinline__ float bias_at(const void* p, int i, int left) {
+  if (i >= left) return 0.0f;
   if constexpr (kType == ElemType::fp32) {
     return __ldg(static_cast<const float*>(p) + i);
   } else {
@@ -101,126 +102,132 @@ __device__ __forceinline__ int product_col(int col0, int j, int n) {
 
 }  // namespace epilogue_op
 
-/// Applies kOp in place to a warpgroup's kAtoms fragments of 64 x kTileN (wgmma m64nNk16 layout:
-/// thread t holds, for each 8-column block j, columns 8j + 2(t%4) + {0,1} of rows (t/32)*16 + (t%32)/4
-/// and 8 below, in d[4j .. 4j+3]). Afterwards the first kOp.out_cols(kTileN) / 2 entries of each
-/// fragment are a fragment of out's tile in the same layout. Called by all 128 threads.
+/// The bias as the accumulators' start (kOp.bias): before a tile's main loop each thread sets its
+/// accumulators to the bias of their columns, and the tile's first MMA adds to them instead of
+/// overwriting them. The epilogue then holds no bias values or pointers (added in the epilogue they
+/// spilled the 192-accumulator ping-pong kernels), and a tile without k-blocks holds exactly its
+/// bias. The zero tail (no bias row) starts from zeros. Called by all 128 threads of a warpgroup.
 template <EpilogueOp kOp, int kTileN, int kAtoms, int kLen>
-__device__ __forceinline__ void apply_op(float (&acc)[kAtoms][kLen], const GroupedGemmParams& p, const TileContext& t) {
-  static_assert(kLen == kTileN / 2, "one fp32 fragment of 64 x kTileN");
-  if constexpr (kOp.identity()) return;
-  using namespace epilogue_op;
-  const int tid = threadIdx.x % 128;
-  const int q = tid % 4;
-  // Bias, activation (and the zeros of a tile without k-blocks) block by block: each block's bias
-  // values are live only while its columns are worked on (all of a 256-wide tile's bias loaded first
-  // spilled the 128x256 kernels). No bias in the zero tail, whose product is zeros: every activation
-  // maps 0 to 0, so its rows stay zeros.
-  // The thread's first column of the first half (all of the tile unless B is loaded as halves) and
-  // of the second; a block j's columns are 8j (+1) on from them.
-  const int bias_valid = t.tail ? 0 : p.n;
-  const int c_lo = product_col<kOp, kTileN>(t.col0, 2 * q, p.n);
-  const int c_hi = product_col<kOp, kTileN>(t.col0, kTileN / 2 + 2 * q, p.n);
-  const void* bias_lo = nullptr;
-  const void* bias_hi = nullptr;
-  if constexpr (kOp.bias) {
-    // The zero tail's group has no bias row: its columns are all masked, and the pointers stay in the table.
-    const long long base = t.tail ? 0 : static_cast<long long>(t.group) * p.op.bias_group_stride;
-    bias_lo = bias_ptr<kOp.bias_type>(p.op.bias, base + c_lo);
-    bias_hi = bias_ptr<kOp.bias_type>(p.op.bias, base + c_hi);
-  }
-  // The bias of the thread's two columns of the 8-column block starting at accumulator column j0.
-  auto bias_pair = [&](int j0, float& b0, float& b1) {
-    b0 = b1 = 0.0f;
-    if constexpr (kOp.bias) {
-      const bool hi = kOp.split_b() && j0 >= kTileN / 2;  // compile-time after unrolling
-      const void* ptr = hi ? bias_hi : bias_lo;
-      const int c = hi ? c_hi : c_lo, off = hi ? j0 - kTileN / 2 : j0;
-      b0 = bias_at<kOp.bias_type>(ptr, off, c, bias_valid);
-      b1 = bias_at<kOp.bias_type>(ptr, off + 1, c, bias_valid);
-    }
-  };
-  auto value = [&](float x, float b) { return (t.no_k ? 0.0f : x) + b; };  // accumulators never written: zeros
-  if constexpr (!kOp.gated()) {
+__device__ __forceinline__ void start_from_bias(float (&acc)[kAtoms][kLen], const GroupedGemmParams& p, int col0,
+                                                int group, bool tail) {
+  static_assert(kOp.bias, "only kernels with a bias start from it");
+  const int q = static_cast<int>(threadIdx.x % 4);
+  // The bias at the thread's first column (loads take immediate offsets from it; the second half of
+  // a tile loaded as halves is n / 2 product columns on), and the bias's columns from there.
+  const int c_lo = epilogue_op::product_col<kOp, kTileN>(col0, 2 * q, p.n);
+  const long long base = tail ? 0 : static_cast<long long>(group) * p.op.bias_group_stride;
+  const void* bias = epilogue_op::bias_ptr<kOp.bias_type>(p.op.bias, base + c_lo);
+  const int left = tail ? 0 : p.n - c_lo;
 #pragma unroll
-    for (int j = 0; j < kTileN / 8; ++j) {
-      float b0, b1;
-      bias_pair(8 * j, b0, b1);
-#pragma unroll
-      for (int a = 0; a < kAtoms; ++a)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          acc[a][4 * j + 2 * h] = activate<kOp.act>(value(acc[a][4 * j + 2 * h], b0));
-          acc[a][4 * j + 2 * h + 1] = activate<kOp.act>(value(acc[a][4 * j + 2 * h + 1], b1));
-        }
-    }
-  } else if constexpr (kOp.gate == Gate::concatenated) {
-    // Column j (< kTileN / 2) pairs with j + kTileN / 2: entry i with entry i + kTileN / 4.
-#pragma unroll
-    for (int j = 0; j < kTileN / 16; ++j) {
-      float g0, g1, u0, u1;
-      bias_pair(8 * j, g0, g1);
-      bias_pair(8 * j + kTileN / 2, u0, u1);
-#pragma unroll
-      for (int a = 0; a < kAtoms; ++a)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int i = 4 * j + 2 * h;
-          acc[a][i] = activate_gated<kOp.act>(value(acc[a][i], g0), value(acc[a][i + kLen / 2], u0), p.op);
-          acc[a][i + 1] = activate_gated<kOp.act>(value(acc[a][i + 1], g1), value(acc[a][i + 1 + kLen / 2], u1), p.op);
-        }
-    }
-  } else {
-    // Interleaved: the thread's pair (2q, 2q+1) of block j is (gate, up) of out column 4j + q. Out's
-    // 8-column block jo is blocks 2jo (columns 8jo + q) and 2jo + 1 (8jo + 4 + q) of the quad; lane q
-    // needs out columns 8jo + 2q, + 1: from lanes 2q % 4 and 2q % 4 + 1, of block 2jo when q < 2,
-    // else of block 2jo + 1. Two shuffles of each block's value per out pair.
-    const int lane_lo = (2 * q) & 3;
-#pragma unroll
-    for (int jo = 0; jo < kTileN / 16; ++jo) {
-      float w[2][kAtoms][2];  // blocks 2jo and 2jo + 1
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int j = 2 * jo + e;
-        float bg, bu;
-        bias_pair(8 * j, bg, bu);
-#pragma unroll
-        for (int a = 0; a < kAtoms; ++a)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            w[e][a][h] = activate_gated<kOp.act>(value(acc[a][4 * j + 2 * h], bg), value(acc[a][4 * j + 2 * h + 1], bu), p.op);
-      }
-      // Out block jo's entries (4jo ..) lie at or below the blocks just read (8jo ..): written in place.
-#pragma unroll
-      for (int a = 0; a < kAtoms; ++a)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const float lo_a = __shfl_sync(0xffffffffu, w[0][a][h], lane_lo, 4);
-          const float lo_b = __shfl_sync(0xffffffffu, w[1][a][h], lane_lo, 4);
-          const float hi_a = __shfl_sync(0xffffffffu, w[0][a][h], lane_lo + 1, 4);
-          const float hi_b = __shfl_sync(0xffffffffu, w[1][a][h], lane_lo + 1, 4);
-          acc[a][4 * jo + 2 * h] = q < 2 ? lo_a : lo_b;
-          acc[a][4 * jo + 2 * h + 1] = q < 2 ? hi_a : hi_b;
-        }
-    }
-  }
-  if constexpr (kOp.row_scale) {
-    constexpr int kOutLen = kOp.out_cols(kTileN) / 2;
-    const int r_lo = t.row0 + (tid / 32) * 16 + (tid % 32) / 4;
+  for (int j = 0; j < kTileN / 8; ++j) {
+    const int off = (kOp.split_b() && j >= kTileN / 16 ? p.n / 2 - kTileN / 2 : 0) + 8 * j;
+    const float b0 = epilogue_op::bias_at<kOp.bias_type>(bias, off, left);
+    const float b1 = epilogue_op::bias_at<kOp.bias_type>(bias, off + 1, left);
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        // Rows past the group's end are not stored (and may lie past the tensor); the zero tail's stay zeros.
-        const int r = r_lo + 64 * a + 8 * h;
-        const float s = r < t.row_end && !t.tail ? __ldg(p.op.row_scale + r) : 0.0f;
-#pragma unroll
-        for (int j = 0; j < kOutLen / 4; ++j) {
-          acc[a][4 * j + 2 * h] *= s;
-          acc[a][4 * j + 2 * h + 1] *= s;
-        }
+        acc[a][4 * j + 2 * h] = b0;
+        acc[a][4 * j + 2 * h + 1] = b1;
       }
   }
 }
+
+/// A warpgroup's kAtoms fragments of 64 x kTileN fp32 accumulators seen through kOp: entry i of atom
+/// a of out's tile fragment, in the wgmma m64nNk16 layout (thread t holds, for each 8-column block j,
+/// columns 8j + 2(t%4) + {0,1} of rows (t/32)*16 + (t%32)/4 in entries 4j, 4j+1 and those 8 rows
+/// below in 4j+2, 4j+3), computed from the accumulators as the store asks for it: the store
+/// mechanisms convert and write one 8-column block at a time, so the op's temporaries stay that
+/// small and the accumulators are left as they are (the register pressure of storing them). Out's
+/// tile has kOp.out_cols(kTileN) columns. The identity reads acc[a][i]. Made by all 128 threads.
+template <EpilogueOp kOp, int kTileN, int kAtoms, int kLen>
+struct OpFragment {
+  static_assert(kLen == kTileN / 2, "one fp32 fragment of 64 x kTileN");
+  const float (&acc)[kAtoms][kLen];
+  const GroupedGemmParams& p;
+  bool no_k;  // no k-block summed: without a bias start the registers hold nothing, the product is zeros
+  int q;      // the thread's place in its quad
+  // The row scale at the thread's first row, and the rows left in the group from there: an atom's
+  // two scales are loaded when the store comes to it (a value per row held for the whole tile
+  // spilled the 192-accumulator ping-pong kernels).
+  const float* scale_at;
+  int rows_left;
+
+  __device__ __forceinline__ OpFragment(const float (&a)[kAtoms][kLen], const GroupedGemmParams& params,
+                                        const TileContext& t)
+      : acc(a), p(params), no_k(t.no_k) {
+    if constexpr (!kOp.identity()) {
+      const int tid = threadIdx.x % 128;
+      q = tid % 4;
+      if constexpr (kOp.row_scale) {
+        const int r_lo = t.row0 + (tid / 32) * 16 + (tid % 32) / 4;
+        scale_at = p.op.row_scale + r_lo;
+        // Rows past the group's end are not stored (and may lie past the tensor). The zero tail's
+        // product is zeros (every activation maps 0 to 0) and its scale zero: its rows stay zeros.
+        rows_left = t.tail ? 0 : t.row_end - r_lo;
+      }
+    }
+  }
+
+  /// The row scale of atom a's row h (0: the thread's row, 1: 8 below); 1 without a row scale. A
+  /// store loads an atom's two when it comes to the atom.
+  __device__ __forceinline__ float row_scale(int a, int h) const {
+    if constexpr (kOp.row_scale) {
+      return 8 * h + 64 * a < rows_left ? __ldg(scale_at + 64 * a + 8 * h) : 0.0f;
+    } else {
+      return 1.0f;
+    }
+  }
+
+  /// Entry i of atom a of out's fragment, fp32, with the row scale s of its row (row_scale(a, i / 2 % 2)).
+  __device__ __forceinline__ float entry(int a, int i, float s) const {
+    if constexpr (kOp.identity()) {
+      return acc[a][i];
+    } else {
+      float v;
+      if constexpr (!kOp.gated()) {
+        v = epilogue_op::activate<kOp.act>(value(a, i));
+      } else if constexpr (kOp.gate == Gate::concatenated) {
+        // Column j (< kTileN / 2) pairs with j + kTileN / 2: entry i with entry i + kTileN / 4.
+        v = epilogue_op::activate_gated<kOp.act>(value(a, i), value(a, i + kLen / 2), p.op);
+      } else {
+        v = interleaved(a, i);
+      }
+      if constexpr (kOp.row_scale) v *= s;
+      return v;
+    }
+  }
+
+ private:
+  /// The product (plus the bias it started from): zero when no k-block was summed and nothing set
+  /// the registers.
+  __device__ __forceinline__ float value(int a, int i) const {
+    if constexpr (kOp.bias) {
+      return acc[a][i];
+    } else {
+      return no_k ? 0.0f : acc[a][i];
+    }
+  }
+
+  // Interleaved gate layout: the thread's pair (2q, 2q+1) of block j is (gate, up) of out column
+  // 4j + q. Out's 8-column block jo is blocks 2jo (columns 8jo + q) and 2jo + 1 (8jo + 4 + q) of the
+  // quad; lane q needs out columns 8jo + 2q, + 1: from lanes 2q % 4 and 2q % 4 + 1, of block 2jo
+  // when q < 2, else of block 2jo + 1. Two shuffles an entry (each pair's activation is computed once
+  // for the entries of both its columns). The result is not written back: a lane-dependent choice
+  // stored into the accumulators made ptxas serialise the next tile's wgmma (C7518).
+  __device__ __forceinline__ float interleaved(int a, int i) const {
+    const int jo = i / 4, h = (i / 2) % 2, e = i % 2;
+    float w[2];
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      const int j = 2 * jo + k;
+      w[k] = epilogue_op::activate_gated<kOp.act>(value(a, 4 * j + 2 * h), value(a, 4 * j + 2 * h + 1), p.op);
+    }
+    const int src = ((2 * q) & 3) + e;
+    const float from_a = __shfl_sync(0xffffffffu, w[0], src, 4);
+    const float from_b = __shfl_sync(0xffffffffu, w[1], src, 4);
+    return q < 2 ? from_a : from_b;
+  }
+};
 
 }  // namespace gemmops::kernels::sm90

@@ -266,6 +266,10 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     // the pipeline going. Uniform across the warpgroup.
     const int rows_left = tc.row_end - row0;
     const int live_atoms = rows_left <= 0 ? 0 : ((rows_left + 63) / 64 < kAtoms ? (rows_left + 63) / 64 : kAtoms);
+    // A bias is where the accumulators start (epilogue_op.cuh): the first MMA adds to it.
+    if constexpr (C.op.bias)
+      start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group, tc.group >= p.group_base + p.groups);
+    constexpr int kFirstAccumulates = C.op.bias ? 1 : 0;
     for (int kb = 0; kb < k_blocks; ++kb) {
       const int stage = cur.stage;
       ptx::mbarrier_wait(&s.full[stage], cur.phase);
@@ -305,7 +309,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
           for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
           ptx::wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < kSlices; ++kk) mma_slice(kk, (kb > 0 || kk > 0) ? 1 : 0);
+          for (int kk = 0; kk < kSlices; ++kk) mma_slice(kk, (kFirstAccumulates || kb > 0 || kk > 0) ? 1 : 0);
           ptx::wgmma_commit();
 #pragma unroll
           for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
@@ -316,7 +320,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
 #pragma unroll
             for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
             ptx::wgmma_fence();
-            mma_slice(kk, (kb > 0 || kk > slice_lo) ? 1 : 0);
+            mma_slice(kk, (kFirstAccumulates || kb > 0 || kk > slice_lo) ? 1 : 0);
             ptx::wgmma_commit();
 #pragma unroll
             for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);

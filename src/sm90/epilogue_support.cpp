@@ -10,6 +10,15 @@ namespace {
 // split into halves of a multiple of 64 columns.
 bool splits_into_halves(const Sm90Design& d) { return d.design.tile_n % 128 == 0; }
 
+// A consumer thread of a 128x192 ping-pong tile holds 192 fp32 accumulators of its 240 registers;
+// with the TMA store's staging on top, any op's registers spill (the compile tests), while the
+// direct store leaves room for them.
+bool op_registers_fit(const Sm90Design& d) {
+  const int rows = d.design.schedule == Schedule::pingpong ? d.design.tile_m : d.design.tile_m / d.consumers;
+  const int accumulators = rows * d.design.tile_n / 128;
+  return accumulators <= 128 || d.design.epilogue != Epilogue::tma_store;
+}
+
 std::string design_name(const Sm90Design& d) { return d.design.to_string(); }
 
 // (Spelled here as name(Activation) spells it, which the library defines with its validation.)
@@ -29,6 +38,11 @@ std::string activation_name(Activation a) {
 
 Sm90EpilogueSupport epilogue_support(const Sm90Design& d, DType out) {
   Sm90EpilogueSupport s;
+  if (!op_registers_fit(d)) {  // the identity only
+    s.activations = {Activation::none};
+    s.row_scale = false;
+    return s;
+  }
   s.kinds = {OperationKind::grouped_m, OperationKind::gemm, OperationKind::batched_gemm};
   for (Activation a : kAllActivations)
     if (!is_gated(a) || splits_into_halves(d)) s.activations.push_back(a);
@@ -40,6 +54,9 @@ Sm90EpilogueSupport epilogue_support(const Sm90Design& d, DType out) {
 }
 
 std::string check_design_epilogue(const Sm90Design& d, const EpilogueOps& ops) {
+  if (!ops.empty() && !op_registers_fit(d))
+    return "epilogue: design " + design_name(d) + " serves no epilogue ops (192 fp32 accumulators a thread beside "
+           "the TMA store's staging leave no registers for them); its direct-store twins do";
   if (is_gated(ops.activation) && !splits_into_halves(d))
     return "epilogue: " + activation_name(ops.activation) + " needs a tile width of 128 or 256 (its output tile, "
            "half the product's, is stored in 64-column boxes); design " + design_name(d) + " has " +

@@ -13,20 +13,21 @@
 
 namespace gemmops::sm90 {
 
-/// The epilogue ops one design serves for one out dtype (meaning, as in epilogue.hpp).
+/// The epilogue ops one design serves for one out dtype (meaning, as in epilogue.hpp). Every design
+/// serves the identity (all defaults) in every form.
 struct Sm90EpilogueSupport {
-  std::vector<OperationKind> kinds;      ///< forms that take ops: M-grouped, dense, batched
+  std::vector<OperationKind> kinds;      ///< forms that take ops: M-grouped, dense, batched (none: no op)
   std::vector<Activation> activations;   ///< the gated ones only where the tile splits into halves
   std::vector<GateLayout> gate_layouts;  ///< for the gated activations
   std::vector<DType> bias_dtypes;        ///< fp32 and out's dtype (empty: no bias)
-  bool row_scale = true;                 ///< fp32 per row
+  bool row_scale = false;                ///< fp32 per row
 };
 
 /// What `d` serves with out of dtype `out`.
 Sm90EpilogueSupport epilogue_support(const Sm90Design& d, DType out);
 
 /// "" when `d` serves `ops`, else the reason, e.g. "epilogue: swiglu needs a tile width of 128 or
-/// 256 (its gated halves ...); design 128x192x64_... has 192". Reads no data.
+/// 256 (...); design 128x192x64_... has 192". Reads no data. Agrees with epilogue_support().
 std::string check_design_epilogue(const Sm90Design& d, const EpilogueOps& ops);
 
 /// The design's rule plus those of the arguments (form, dtypes, B's layout for the concatenated

@@ -15,8 +15,9 @@ jit::CompileRequest make_compile_request(const std::string& kernel_name, const K
   req.source = "#include \"sm90/grouped_gemm.cuh\"\n";
   req.name_expressions = {instantiation_text(c)};
   // The M-grouped forms also get the split-K kernel, in the same cubin: run() takes it for the
-  // sizes the estimate splits, and the kernel that does not split carries none of its code.
-  if (c.group_axis == kernels::sm90::GroupAxis::m) {
+  // sizes the estimate splits, and the kernel that does not split carries none of its code. Not
+  // with an epilogue op: those never split K (plan.cpp).
+  if (c.group_axis == kernels::sm90::GroupAxis::m && c.op.identity()) {
     KernelConfig split = c;
     split.split_k = true;
     req.name_expressions.push_back(instantiation_text(split));

@@ -17,7 +17,7 @@ struct KernelConfig;
 namespace gemmops::sm90 {
 
 /// The request for kernel `c` named `kernel_name` in the cache, for `target`. M-grouped kernels
-/// also get the split-K instantiation, second in name_expressions. Options: spills reported
+/// without an epilogue op also get the split-K instantiation, second in name_expressions. Options: spills reported
 /// (--warn-on-spills), and the barrier watchdog when GEMMOPS_KERNEL_WATCHDOG is set.
 jit::CompileRequest make_compile_request(const std::string& kernel_name, const kernels::sm90::KernelConfig& c,
                                          const Target& target);

@@ -22,14 +22,20 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
     status_ = s;
     return;
   }
-  // The op is part of the kernel (one artifact per op). Split-K keeps it: the unit that adds the
-  // partials stores the whole sum through the same epilogue, op included.
+  // The op is part of the kernel (one artifact per op).
   config_ = make_kernel_config(design, ab, out, problem_.a_major, problem_.b_major,
                                problem_.kind == OperationKind::grouped_k, kernel_op(ops));
   // Any number of groups: more than the scheduler's shared-memory table holds run as several
-  // launches (group_chunks.hpp).
-  chosen_splits_ = choose_split_k(problem_, design).splits;
-  estimate_us_ = estimate_time_us(problem_, design);
+  // launches (group_chunks.hpp). With an epilogue op K is never split: the op's kernels have no
+  // split-K twin (its fix-up beside the op's temporaries spilled registers on the widest tiles),
+  // and the problems that split (few tiles, long K) are not the ones that fuse an activation.
+  if (config_.op.identity()) {
+    chosen_splits_ = choose_split_k(problem_, design).splits;
+    estimate_us_ = estimate_time_us(problem_, design);
+  } else {
+    chosen_splits_ = 1;
+    estimate_us_ = estimate_time_us(problem_, design, 1);
+  }
   // The plan outlives the arguments it was made from: nothing may point into them.
   problem_.a = problem_.b = problem_.out = nullptr;
   problem_.offsets = nullptr;
@@ -38,6 +44,7 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
 }
 
 int Sm90Plan::splits() const {
+  if (!config_.op.identity()) return 1;  // no split-K twin with an op (constructor)
   if (auto forced = env::split_k()) return std::clamp(*forced, 1, max_split_k(problem_));
   return chosen_splits_;
 }

@@ -5,7 +5,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,9 +78,16 @@ std::vector<EpilogueCase> cases() {
     out.push_back({&d, o, b, ops, label(d, o, b, ops)});
   };
   for (const Sm90Design& d : sm90::sm90_designs()) {
-    const bool gated_ok = sm90::check_design_epilogue(d, make_ops(Activation::swiglu, {}, {}, false)).empty();
-    add(d, DType::bf16, Major::k,
-        make_ops(gated_ok ? Activation::swiglu : Activation::silu, GateLayout::concatenated, DType::bf16, true));
+    const EpilogueOps gated = make_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16, true);
+    const EpilogueOps plain = make_ops(Activation::silu, GateLayout::concatenated, DType::bf16, true);
+    if (sm90::check_design_epilogue(d, gated).empty()) {
+      add(d, DType::bf16, Major::k, gated);
+    } else if (sm90::check_design_epilogue(d, plain).empty()) {
+      add(d, DType::bf16, Major::k, plain);
+      // The designs with the most accumulators a thread: every plain activation.
+      for (Activation a : {Activation::gelu_tanh, Activation::relu_squared})
+        add(d, DType::bf16, Major::k, make_ops(a, GateLayout::concatenated, DType::fp32, true));
+    }
   }
   for (const Sm90Design& d : sm90::sm90_designs()) {
     const bool direct = is_design(d, "128x128x64_c1x1_s6_pingpong");
@@ -104,14 +114,14 @@ TEST_P(Sm90EpilogueCompile, compiles_spill_free_with_wgmma_asynchronous) {
   ASSERT_EQ(sm90::check_design_epilogue(*c.design, c.ops), "");
   const jit::CompileRequest req =
       sm90::make_compile_request(*c.design, DType::bf16, c.out, c.b_major, c.ops, Target::sm(90, true));
-  ASSERT_EQ(req.name_expressions.size(), 2u);  // the kernel and its split-K twin
+  ASSERT_EQ(req.name_expressions.size(), 1u);  // no split-K twin: ops never split K
   EXPECT_NE(req.name_expressions[0].find(".op = "), std::string::npos) << req.name_expressions[0];
   // Uncached: a cubin from the disk cache comes without ptxas's log.
   auto key = jit::cache_key(req);
   ASSERT_TRUE(key) << key.status().to_string();
   auto compiled = jit::compile_uncached(req, *key);
   ASSERT_TRUE(compiled) << compiled.status().to_string();
-  EXPECT_EQ(compiled->lowered_names.size(), 2u);
+  EXPECT_EQ(compiled->lowered_names.size(), 1u);
   EXPECT_EQ(compiled->log.find("wgmma.mma_async instructions are serialized"), std::string::npos) << compiled->log;
   if (std::getenv("GEMMOPS_KERNEL_WATCHDOG") == nullptr) {
     EXPECT_EQ(compiled->log.find("spilled"), std::string::npos) << compiled->log;
@@ -138,29 +148,40 @@ TEST(Sm90EpilogueSupport, the_identity_op_keeps_the_kernel_text_and_every_op_cha
   }
 }
 
-TEST(Sm90EpilogueSupport, gated_ops_need_a_tile_that_splits_into_64_column_halves_and_say_so) {
-  int refused = 0, served = 0;
+TEST(Sm90EpilogueSupport, each_design_declares_what_it_serves_and_refuses_the_rest_with_a_reason) {
+  int gated = 0, plain_only = 0, none = 0;
   for (const Sm90Design& d : sm90::sm90_designs()) {
+    SCOPED_TRACE(d.design.to_string());
     const sm90::Sm90EpilogueSupport s = sm90::epilogue_support(d, DType::bf16);
-    const std::string why = sm90::check_design_epilogue(d, make_ops(Activation::swiglu_oss, {}, {}, false));
-    const bool lists_gated =
-        std::find(s.activations.begin(), s.activations.end(), Activation::swiglu_oss) != s.activations.end();
-    EXPECT_EQ(why.empty(), lists_gated) << d.design.to_string();
-    if (d.design.tile_n % 128 == 0) {
-      EXPECT_EQ(why, "") << d.design.to_string();
-      ++served;
-    } else {
-      EXPECT_NE(why.find("needs a tile width of 128 or 256"), std::string::npos) << why;
-      EXPECT_NE(why.find(d.design.to_string()), std::string::npos) << why;
-      ++refused;
+    auto lists = [&](Activation a) { return std::find(s.activations.begin(), s.activations.end(), a) != s.activations.end(); };
+    // What the support lists and what the check admits agree, op by op.
+    for (Activation a : kAllActivations) {
+      const std::string why = sm90::check_design_epilogue(d, make_ops(a, {}, {}, false));
+      EXPECT_EQ(why.empty(), lists(a)) << why;
     }
-    // Every design serves the plain activations, a bias and a row scale.
-    EXPECT_EQ(sm90::check_design_epilogue(d, make_ops(Activation::gelu_tanh, {}, DType::fp32, true)), "");
-    EXPECT_EQ(s.bias_dtypes, (std::vector<DType>{DType::fp32, DType::bf16}));
-    EXPECT_TRUE(s.row_scale);
+    EXPECT_EQ(sm90::check_design_epilogue(d, make_ops(Activation::none, {}, DType::fp32, false)).empty(),
+              !s.bias_dtypes.empty());
+    EXPECT_EQ(sm90::check_design_epilogue(d, make_ops(Activation::none, {}, {}, true)).empty(), s.row_scale);
+    EXPECT_EQ(sm90::check_design_epilogue(d, EpilogueOps{}), "");  // the identity, everywhere
+    const std::string why_gated = sm90::check_design_epilogue(d, make_ops(Activation::swiglu_oss, {}, {}, false));
+    if (lists(Activation::swiglu_oss)) {
+      EXPECT_EQ(d.design.tile_n % 128, 0);
+      EXPECT_EQ(s.bias_dtypes, (std::vector<DType>{DType::fp32, DType::bf16}));
+      EXPECT_TRUE(s.row_scale);
+      ++gated;
+    } else if (lists(Activation::silu)) {
+      EXPECT_NE(why_gated.find("needs a tile width of 128 or 256"), std::string::npos) << why_gated;
+      EXPECT_NE(why_gated.find(d.design.to_string()), std::string::npos) << why_gated;
+      ++plain_only;
+    } else {
+      EXPECT_NE(why_gated.find("serves no epilogue ops"), std::string::npos) << why_gated;
+      EXPECT_TRUE(s.kinds.empty());
+      ++none;
+    }
   }
-  EXPECT_GT(served, 0);
-  EXPECT_GT(refused, 0);
+  EXPECT_GT(gated, 0);
+  EXPECT_GT(plain_only, 0);
+  EXPECT_EQ(none, 1);  // 128x192 ping-pong with the TMA store
 }
 
 }  // namespace
