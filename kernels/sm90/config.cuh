@@ -39,6 +39,7 @@ struct EpilogueOp {
   bool row_scale = false;           // params.op.row_scale: (rows,) fp32
 
   GEMMOPS_HD constexpr bool identity() const { return act == Act::none && !bias && !row_scale; }
+  GEMMOPS_HD constexpr bool operator==(const EpilogueOp&) const = default;
   GEMMOPS_HD constexpr bool gated() const { return act == Act::swiglu || act == Act::swiglu_oss; }
   /// Gated and concatenated: B's tile is loaded as two halves (gate columns, then the matching up
   /// columns), so accumulator column j pairs with j + TILE_N / 2 in the same thread.

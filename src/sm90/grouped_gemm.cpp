@@ -77,7 +77,12 @@ GroupedGemmOperator::GroupedGemmOperator(const Sm90Design& design, DType ab, DTy
 
 std::shared_ptr<const Sm90Plan> GroupedGemmOperator::plan(const Arguments& args) const {
   const detail::Signature sig = detail::signature_of(args);
-  if (auto hit = plans_.find(sig)) return *hit;
+  if (auto hit = plans_.find(sig)) {
+    // The epilogue op is part of the kernel: a plan remembered for another op (a signature that
+    // leaves the op out) is not this one's.
+    if ((*hit)->config().op == kernel_op(epilogue_ops(args))) return *hit;
+    return std::make_shared<const Sm90Plan>(args, design_, ab_, out_);
+  }
   auto made = std::make_shared<const Sm90Plan>(args, design_, ab_, out_);
   plans_.put(sig, made);
   return made;

@@ -35,6 +35,10 @@ struct KernelProblem {
 /// The epilogue ops of `args` (both argument structs carry one).
 const EpilogueOps& epilogue_ops(const Arguments& args);
 
+/// Points `p` at the run-time values of `ops`: bias and row scale pointers, the bias's group
+/// stride, alpha and limit (what a call may change without changing the kernel).
+void bind_epilogue(const EpilogueOps& ops, KernelProblem* p);
+
 /// Maps valid `args`; unsupported when the kernel cannot serve them (A neither K- nor M-major, B
 /// neither K- nor N-major, out not row-major, batched or K-grouped outputs whose rows do not stack).
 Result<KernelProblem> map_problem(const Arguments& args);

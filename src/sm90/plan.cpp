@@ -27,8 +27,8 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
                                problem_.kind == OperationKind::grouped_k, kernel_op(ops));
   // Any number of groups: more than the scheduler's shared-memory table holds run as several
   // launches (group_chunks.hpp). With an epilogue op K is never split: the op's kernels have no
-  // split-K twin (its fix-up beside the op's temporaries spilled registers on the widest tiles),
-  // and the problems that split (few tiles, long K) are not the ones that fuse an activation.
+  // split-K twin (every unit would start from the bias; docs/kernels.md), and the problems that
+  // split (few tiles, long K) are not the ones that fuse an activation.
   if (config_.op.identity()) {
     chosen_splits_ = choose_split_k(problem_, design).splits;
     estimate_us_ = estimate_time_us(problem_, design);
@@ -57,9 +57,7 @@ KernelProblem Sm90Plan::bind(const Arguments& args) const {
   p.b = &operand_b(args);
   p.out = &operand_out(args);
   if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) p.offsets = static_cast<const int32_t*>(g->offsets.data);
-  const EpilogueOps& ops = epilogue_ops(args);
-  p.bias = ops.bias ? ops.bias->data : nullptr;
-  p.row_scale = ops.row_scale ? static_cast<const float*>(ops.row_scale->data) : nullptr;
+  bind_epilogue(epilogue_ops(args), &p);
   return p;
 }
 
