@@ -1,8 +1,9 @@
 // kernels/sm90/epilogue.cuh: the store of one consumer warpgroup's accumulators (64 x TILE_N) to out.
 // Needs out's rows 16-byte aligned (the operators' alignment rule) and N-contiguous.
 // Rows at or past the group's end row belong to the next group (or to nobody) and are never
-// stored; columns past N neither. A store mechanism; the fused op (bias, activation, row scale) is
-// applied to the accumulators first (epilogue_op.cuh), through the store() signature both share.
+// stored; columns past N neither. A store mechanism: the fused op (activation, row scale; the bias
+// is where the accumulators start) is applied to each element as it is read for the store
+// (epilogue_op.cuh), through the store() signature both mechanisms share.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 

@@ -19,7 +19,7 @@ struct TileContext {
   int row0;        // the warpgroup's first row of out
   int row_end;     // rows at or past it belong to the next group (or none) and are never stored
   int col0;        // the tile's first product column (B's); out's is col0 / 2 with a gated op
-  int group;       // the problem's group: the bias row
+  int group;       // the problem's group (the bias row; the bias is added before the main loop)
   int live_atoms;  // 64-row atoms with rows to store
   int consumer;    // the warpgroup (its TMA staging and named barrier)
   bool no_k;       // no k-block summed: the product is zeros, the accumulators hold nothing

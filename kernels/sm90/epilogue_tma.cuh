@@ -35,9 +35,9 @@ struct TmaStoreEpilogue {
   /// aligned, used as a ring (fewer boxes than a tile has only wait more often); `ring_pos` is the
   /// warpgroup's place in it (0 before its first tile, carried from tile to tile). Slabs wholly inside the group go by
   /// TMA; the one that straddles the group's end takes the masked direct store; slabs past the end
-  /// store nothing.
-  /// kTileN columns of out from col0; f.entry(a, i, s) is entry i of atom a's fragment (fp32). kOp gives the
-  /// geometry: out has half the product's columns when it is gated.
+  /// store nothing. The slabs are kTileN columns of out from col0; f.entry(a, i, s) is entry i of
+  /// atom a's fragment (fp32), f.row_scale(a, h) its rows' scales. kOp gives the geometry: out has
+  /// half the product's columns when the op is gated.
   template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, typename Fragment>
   __device__ __forceinline__ static void store_slabs(const Fragment& f, const GroupedGemmParams& p,
                                                      ::cuda::std::uint8_t* staging, int& ring_pos, int consumer,
@@ -70,7 +70,7 @@ struct TmaStoreEpilogue {
               const float s = half ? s1 : s0;
               return pack(f.entry(a, 4 * j + 2 * half, s), f.entry(a, 4 * j + 2 * half + 1, s));
             },
-                         box, p, staging, ring_pos, consumer, row0 + 64 * a, col0);
+            box, p, staging, ring_pos, consumer, row0 + 64 * a, col0);
     }
     // The waits above count on every box of the ring having been stored before its turn comes
     // again; a short tile (a group's last) breaks that, so it drains, and the ring starts afresh.

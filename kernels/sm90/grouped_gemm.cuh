@@ -356,10 +356,13 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       }
     }
     // Every store mechanism has the one signature: store<op>(accumulators, tile, staging, ring, params).
-    using Store = StoreMechanism<C>;
-    uint8_t* staging = s.epi + consumer * C.epilogue_warpgroup_bytes();
+    // (Called through a lambda, as before ops: the identity's PTX stays byte for byte what it was.)
     const TileContext ctx{row0, tc.row_end, tc.col0, tc.group, live_atoms, consumer, k_blocks == 0,
                           tc.group >= p.group_base + p.groups};
+    auto store_tile = [&](auto& values) {
+      StoreMechanism<C>::template store<C.op, C.tile_n, kAtoms, C.epilogue_ring()>(
+          values, ctx, s.epi + consumer * C.epilogue_warpgroup_bytes(), ring_pos, p);
+    };
     if constexpr (C.op.identity()) {
       // An empty K range (K-grouped) or K = 0: no MMA wrote the accumulators, the tile is zeros,
       // stored from constants. (Zeroing the accumulators cost every tile 128 selects before its main
@@ -367,15 +370,16 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       // samples. An inline-PTX branch instead made ptxas serialize wgmma, C7515.)
       if (k_blocks == 0) {
         float zeros[kAtoms][C.tile_n / 2] = {};
-        Store::template store<C.op, C.tile_n, kAtoms, C.epilogue_ring()>(zeros, ctx, staging, ring_pos, p);
+        store_tile(zeros);
       } else {
-        Store::template store<C.op, C.tile_n, kAtoms, C.epilogue_ring()>(acc, ctx, staging, ring_pos, p);
+        store_tile(acc);
       }
     } else {
-      // With an op the product of a tile without k-blocks is zeros selected in place (ctx.no_k): a
-      // second array of zeros would be live beside the accumulators (which stay live into the next
-      // tile's MMAs) and spill; the op keeps the zero tail's rows zeros (ctx.tail).
-      Store::template store<C.op, C.tile_n, kAtoms, C.epilogue_ring()>(acc, ctx, staging, ring_pos, p);
+      // With an op a tile without k-blocks reads zeros in place of its accumulators (ctx.no_k; or
+      // its bias, where they start from it): a second array of zeros would be live beside the
+      // accumulators (which stay live into the next tile's MMAs) and spill. The op keeps the zero
+      // tail's rows zeros (ctx.tail).
+      store_tile(acc);
     }
   }
 }
