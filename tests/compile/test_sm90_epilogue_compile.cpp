@@ -184,5 +184,48 @@ TEST(Sm90EpilogueSupport, each_design_declares_what_it_serves_and_refuses_the_re
   EXPECT_EQ(none, 1);  // 128x192 ping-pong with the TMA store
 }
 
+TEST(Sm90EpilogueSupport, the_arguments_rules_refuse_with_a_reason) {
+  // The rules on the arguments beside the design's: the form, the bias and row-scale dtypes, and
+  // where an N-major B's up half starts. (A problem as map_problem() makes it, without data.)
+  const Sm90Design& d = sm90::sm90_designs()[0];  // 128x256: serves every op
+  const TensorDesc b = fake(DType::bf16, {4, 128, 512});
+  sm90::KernelProblem p;
+  p.kind = OperationKind::grouped_m;
+  p.b = &b;
+  p.n = 512;
+  p.b_major = Major::mn;
+  auto why = [&](const EpilogueOps& ops) { return sm90::check_epilogue(p, ops, d, DType::bf16); };
+  EXPECT_TRUE(why(EpilogueOps{}));
+  EXPECT_TRUE(why(make_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16, true)));
+  EXPECT_TRUE(why(make_ops(Activation::silu, {}, DType::fp32, true)));
+
+  Status s = why(make_ops(Activation::none, {}, DType::fp16, false));
+  EXPECT_EQ(s.code(), ErrorCode::unsupported);
+  EXPECT_NE(s.message().find("bias: sm90 kernels read a bias of fp32 or out's dtype (bf16)"), std::string::npos)
+      << s.message();
+  EpilogueOps scaled = make_ops(Activation::none, {}, {}, false);
+  scaled.row_scale = fake(DType::bf16, {512});
+  s = why(scaled);
+  EXPECT_NE(s.message().find("row_scale: sm90 kernels read an fp32 row scale"), std::string::npos) << s.message();
+
+  p.n = 2 * 260;  // I = 260: the up half of an N-major B would start 8 bytes off a 16-byte boundary
+  s = why(make_ops(Activation::swiglu, GateLayout::concatenated, {}, false));
+  EXPECT_EQ(s.code(), ErrorCode::unsupported);
+  EXPECT_NE(s.message().find("got I 260"), std::string::npos) << s.message();
+  EXPECT_TRUE(why(make_ops(Activation::swiglu, GateLayout::interleaved, {}, false)));
+  p.b_major = Major::k;
+  EXPECT_TRUE(why(make_ops(Activation::swiglu, GateLayout::concatenated, {}, false)));
+  p.n = 511;
+  s = why(make_ops(Activation::swiglu, GateLayout::interleaved, {}, false));
+  EXPECT_NE(s.message().find("a gated activation pairs N = 2I columns; got N 511"), std::string::npos) << s.message();
+
+  p.n = 512;
+  p.kind = OperationKind::grouped_k;
+  s = why(make_ops(Activation::silu, {}, {}, false));
+  EXPECT_EQ(s.code(), ErrorCode::unsupported);
+  EXPECT_NE(s.message().find("the K- and N-grouped forms take no epilogue ops"), std::string::npos) << s.message();
+  EXPECT_TRUE(why(EpilogueOps{}));
+}
+
 }  // namespace
 }  // namespace gemmops
