@@ -251,6 +251,10 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         cur.skip(k_blocks);
         continue;
       }
+      // A bias is where the accumulators start (epilogue_op.cuh): loaded before the turn, under the
+      // other warpgroup's main loop.
+      if constexpr (C.op.bias)
+        start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group, tc.group >= p.group_base + p.groups);
       if (nth > 0) {  // the first tile of all has no predecessor
         // This warpgroup's own tiles are every other one, so its (nth / 2)-th wait (consumer 1) or
         // (nth / 2 - 1)-th (consumer 0) has that parity; computed, not carried, which saves the
@@ -266,8 +270,9 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     // the pipeline going. Uniform across the warpgroup.
     const int rows_left = tc.row_end - row0;
     const int live_atoms = rows_left <= 0 ? 0 : ((rows_left + 63) / 64 < kAtoms ? (rows_left + 63) / 64 : kAtoms);
-    // A bias is where the accumulators start (epilogue_op.cuh): the first MMA adds to it.
-    if constexpr (C.op.bias)
+    // A bias is where the accumulators start (epilogue_op.cuh; ping-pong: above): the first MMA adds
+    // to it. Its loads are in flight while the warpgroup waits for the first stage.
+    if constexpr (C.op.bias && !C.pingpong())
       start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group, tc.group >= p.group_base + p.groups);
     constexpr int kFirstAccumulates = C.op.bias ? 1 : 0;
     for (int kb = 0; kb < k_blocks; ++kb) {
