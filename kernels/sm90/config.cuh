@@ -22,6 +22,32 @@ enum class GroupAxis : int { m = 0, k = 1 };
 /// so one warpgroup's epilogue runs under the other's main loop.
 enum class KernelSchedule : int { cooperative = 0, pingpong = 1 };
 
+/// The activation of the fused epilogue op (include/gemmops/epilogue.hpp has the meaning of each).
+enum class Act : int { none = 0, silu, gelu_tanh, relu_squared, swiglu, swiglu_oss };
+/// Where a gated activation's gate and up columns sit among the product's N = 2I columns.
+enum class Gate : int { concatenated = 0, interleaved = 1 };
+
+/// The fused epilogue op, a compile-time part of the kernel applied to the fp32 accumulators before
+/// they are converted and stored (sm90/epilogue_op.cuh): v = acc + bias[g, c]; v = act(v) (gated:
+/// act(gate, up), half the columns); out = convert(v * row_scale[r]). Its run-time values (pointers,
+/// alpha, limit) are in GroupedGemmParams::op. The default is the identity: the kernel of before.
+struct EpilogueOp {
+  Act act = Act::none;
+  Gate gate = Gate::concatenated;   // gated activations only
+  bool bias = false;                // params.op.bias: (G, N) per group and product column
+  ElemType bias_type = ElemType::fp32;  // fp32, or out's 16-bit type
+  bool row_scale = false;           // params.op.row_scale: (rows,) fp32
+
+  GEMMOPS_HD constexpr bool identity() const { return act == Act::none && !bias && !row_scale; }
+  GEMMOPS_HD constexpr bool operator==(const EpilogueOp&) const = default;
+  GEMMOPS_HD constexpr bool gated() const { return act == Act::swiglu || act == Act::swiglu_oss; }
+  /// Gated and concatenated: B's tile is loaded as two halves (gate columns, then the matching up
+  /// columns), so accumulator column j pairs with j + TILE_N / 2 in the same thread.
+  GEMMOPS_HD constexpr bool split_b() const { return gated() && gate == Gate::concatenated; }
+  /// Columns of out a tile of `tile_n` product columns stores.
+  GEMMOPS_HD constexpr int out_cols(int tile_n) const { return gated() ? tile_n / 2 : tile_n; }
+};
+
 /// One instantiation of the kernel; the host writes it with named fields, e.g.
 /// KernelConfig{.tile_m = 128, .tile_n = 256, .stages = 4, .consumers = 2, ...}.
 struct KernelConfig {
@@ -42,11 +68,17 @@ struct KernelConfig {
   // Split-K (M-grouped only): the kernel reads params.k_splits and fixes up split tiles. A separate
   // instantiation, so the kernel that does not split carries none of its code.
   bool split_k = false;
+  EpilogueOp op{};           // the fused epilogue op (identity: out = the product)
 
   /// Rows of one scheduler unit: the cluster's CTAs take consecutive tiles of one group.
   GEMMOPS_HD constexpr int unit_m() const { return tile_m * cluster_m; }
   /// Rows of B (K-major) or 64-wide N atoms (N-major) each CTA loads and multicasts.
   GEMMOPS_HD constexpr int b_rows_per_cta() const { return tile_n / cluster_m; }
+  /// Rows of one K-major B box: a CTA's share, or half the tile when the gated op loads B's gate and
+  /// up columns as two halves (with two CTAs a share is a half).
+  GEMMOPS_HD constexpr int b_box_rows() const { return op.split_b() ? tile_n / 2 : b_rows_per_cta(); }
+  /// Columns of out one tile stores (half the product's with a gated op).
+  GEMMOPS_HD constexpr int out_tile_n() const { return op.out_cols(tile_n); }
 
   GEMMOPS_HD constexpr bool pingpong() const { return schedule == KernelSchedule::pingpong; }
   /// Rows of out one consumer warpgroup computes and stores per tile, in 64-row wgmma atoms.
@@ -63,7 +95,7 @@ struct KernelConfig {
   GEMMOPS_HD constexpr int barrier_bytes() const { return 16 * stages + 16; }
   /// The TMA epilogue's ring of 64x64 16-bit staging boxes per consumer warpgroup.
   GEMMOPS_HD constexpr int epilogue_ring() const {
-    return epilogue != 1 ? 0 : epilogue_boxes > 0 ? epilogue_boxes : m_atoms() * (tile_n / 64);
+    return epilogue != 1 ? 0 : epilogue_boxes > 0 ? epilogue_boxes : m_atoms() * (out_tile_n() / 64);
   }
   GEMMOPS_HD constexpr int epilogue_warpgroup_bytes() const { return epilogue_ring() * 64 * 64 * 2; }
   GEMMOPS_HD constexpr int epilogue_bytes() const { return consumers * epilogue_warpgroup_bytes(); }

@@ -1,8 +1,9 @@
 // kernels/sm90/epilogue.cuh: the store of one consumer warpgroup's accumulators (64 x TILE_N) to out.
 // Needs out's rows 16-byte aligned (the operators' alignment rule) and N-contiguous.
 // Rows at or past the group's end row belong to the next group (or to nobody) and are never
-// stored; columns past N neither. The epilogue is a replaceable part: a fused one (bias, SiLU,
-// SwiGLU, scales) is another struct with the same store() signature.
+// stored; columns past N neither. A store mechanism: the fused op (activation, row scale; the bias
+// is where the accumulators start) is applied to each element as it is read for the store
+// (epilogue_op.cuh), through the store() signature both mechanisms share.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -10,19 +11,39 @@
 
 #include "ptx/warp.cuh"
 #include "sm90/config.cuh"
+#include "sm90/epilogue_op.cuh"
+#include "sm90/params.cuh"
 
 namespace gemmops::kernels::sm90 {
 
 template <ElemType kOut>
 struct StoreEpilogue {
+  /// The store signature every mechanism shares: stores the live atoms' rows of the warpgroup's
+  /// kAtoms fragments of 64 x kTileN accumulators through kOp (epilogue_op.cuh). The staging ring
+  /// is the TMA store's (unused here).
+  template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, int kLen>
+  __device__ __forceinline__ static void store(float (&acc)[kAtoms][kLen], const TileContext& t,
+                                               ::cuda::std::uint8_t*, int&, const GroupedGemmParams& p) {
+    const OpFragment<kOp, kTileN, kAtoms, kLen> f(acc, p, t);
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a)
+      if (a < t.live_atoms) {
+        const float s0 = f.row_scale(a, 0), s1 = f.row_scale(a, 1);
+        store_slab<kOp.out_cols(kTileN)>([&](int i) { return f.entry(a, i, (i / 2) % 2 ? s1 : s0); }, p.out,
+                                         p.out_row_stride, t.row0 + 64 * a, t.row_end, out_col0<kOp>(t.col0),
+                                         out_n<kOp>(p.n));
+      }
+  }
+
   // Accumulator fragment of wgmma m64nNk16 for thread t of the warpgroup: for each 8-column block j,
   // d[4j+0..1] are row (t/32)*16 + (t%32)/4, columns 8j + 2*(t%4) + {0,1}; d[4j+2..3] are 8 rows below.
   // The four threads of a quad hold one row's 8 columns of a block between them. Stored as they
   // are, every warp store touches half sectors; so each quad first transposes four blocks among
   // its threads (shuffles), and each thread then writes one block's 8 columns with 16-byte stores.
-  template <int kTileN>
-  __device__ __forceinline__ static void store(const float (&d)[kTileN / 2], void* out, long long ld,
-                                               int row0, int row_end, int col0, int n) {
+  // One 64-row slab of kTileN columns of out; at(i) is the thread's fragment entry i (fp32).
+  template <int kTileN, typename ValueAt>
+  __device__ __forceinline__ static void store_slab(ValueAt&& at, void* out, long long ld, int row0, int row_end,
+                                                    int col0, int n) {
     static_assert(kTileN % 32 == 0, "quads transpose four 8-column blocks at a time");
     const int t = threadIdx.x % 128;
     const int q = t % 4;
@@ -39,8 +60,8 @@ struct StoreEpilogue {
         float a0[4], a1[4];
 #pragma unroll
         for (int b = 0; b < 4; ++b) {
-          a0[b] = d[4 * (4 * jj + b) + 2 * half];
-          a1[b] = d[4 * (4 * jj + b) + 2 * half + 1];
+          a0[b] = at(4 * (4 * jj + b) + 2 * half);
+          a1[b] = at(4 * (4 * jj + b) + 2 * half + 1);
           asm volatile("" : "+f"(a0[b]), "+f"(a1[b]));
         }
         float v[4][2] = {};

@@ -11,6 +11,7 @@
 #include "ptx/warp.cuh"
 #include "sm90/config.cuh"
 #include "sm90/epilogue.cuh"
+#include "sm90/epilogue_op.cuh"
 #include "sm90/params.cuh"
 
 namespace gemmops::kernels::sm90 {
@@ -20,22 +21,38 @@ struct TmaStoreEpilogue {
   static_assert(kOut != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");
   static constexpr int kBoxBytes = 64 * 128;  // 64 rows x 64 columns of 16-bit, 128B-swizzled
 
+  /// The store signature every mechanism shares (epilogue.cuh): stores out's tile (kOp.out_cols(kTileN)
+  /// columns) of the warpgroup's accumulators through kOp (epilogue_op.cuh), as below.
+  template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, int kLen>
+  __device__ __forceinline__ static void store(float (&acc)[kAtoms][kLen], const TileContext& t,
+                                               ::cuda::std::uint8_t* staging, int& ring_pos, const GroupedGemmParams& p) {
+    const OpFragment<kOp, kTileN, kAtoms, kLen> f(acc, p, t);
+    store_slabs<kOp, kOp.out_cols(kTileN), kAtoms, kRing>(f, p, staging, ring_pos, t.consumer, t.row0, t.row_end,
+                                                           out_col0<kOp>(t.col0));
+  }
+
   /// Stores a warpgroup's kAtoms 64-row slabs starting at row0. `staging`: kRing boxes, 1024-byte
   /// aligned, used as a ring (fewer boxes than a tile has only wait more often); `ring_pos` is the
   /// warpgroup's place in it (0 before its first tile, carried from tile to tile). Slabs wholly inside the group go by
   /// TMA; the one that straddles the group's end takes the masked direct store; slabs past the end
-  /// store nothing.
-  template <int kTileN, int kAtoms, int kRing>
-  __device__ __forceinline__ static void store(const float (&d)[kAtoms][kTileN / 2], const GroupedGemmParams& p,
-                                               ::cuda::std::uint8_t* staging, int& ring_pos, int consumer, int row0,
-                                               int row_end, int col0) {
+  /// store nothing. The slabs are kTileN columns of out from col0; f.entry(a, i, s) is entry i of
+  /// atom a's fragment (fp32), f.row_scale(a, h) its rows' scales. kOp gives the geometry: out has
+  /// half the product's columns when the op is gated.
+  template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, typename Fragment>
+  __device__ __forceinline__ static void store_slabs(const Fragment& f, const GroupedGemmParams& p,
+                                                     ::cuda::std::uint8_t* staging, int& ring_pos, int consumer,
+                                                     int row0, int row_end, int col0) {
+    static_assert(kTileN % 64 == 0, "TMA stores 64-column boxes");
     const int rows_left = row_end - row0;
     const int full = rows_left <= 0 ? 0 : (rows_left / 64 < kAtoms ? rows_left / 64 : kAtoms);
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a)
-      if (a == full && 64 * a < rows_left)  // uniform across the warpgroup
-        StoreEpilogue<kOut>::template store<kTileN>(d[a], p.out, p.out_row_stride, row0 + 64 * a, row_end, col0,
-                                                    p.n);
+      if (a == full && 64 * a < rows_left) {  // uniform across the warpgroup
+        const float s0 = f.row_scale(a, 0), s1 = f.row_scale(a, 1);
+        StoreEpilogue<kOut>::template store_slab<kTileN>([&](int i) { return f.entry(a, i, (i / 2) % 2 ? s1 : s0); },
+                                                         p.out, p.out_row_stride, row0 + 64 * a, row_end, col0,
+                                                         out_n<kOp>(p.n));
+      }
     if (full == 0) return;
     // The staging boxes form a ring, written in order, each box's store its own bulk group: before
     // a box is overwritten only its own previous store has to have read it, so up to kRing - 1
@@ -45,10 +62,15 @@ struct TmaStoreEpilogue {
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a) {
       if (a >= full) break;
+      const float s0 = f.row_scale(a, 0), s1 = f.row_scale(a, 1);
 #pragma unroll
       for (int box = 0; box < kBoxes; ++box)
-        store_box<kRing>([&](int j, int half) { return pack(d[a][4 * j + 2 * half], d[a][4 * j + 2 * half + 1]); },
-                         box, p, staging, ring_pos, consumer, row0 + 64 * a, col0);
+        store_box<kRing>(
+            [&](int j, int half) {
+              const float s = half ? s1 : s0;
+              return pack(f.entry(a, 4 * j + 2 * half, s), f.entry(a, 4 * j + 2 * half + 1, s));
+            },
+            box, p, staging, ring_pos, consumer, row0 + 64 * a, col0);
     }
     // The waits above count on every box of the ring having been stored before its turn comes
     // again; a short tile (a group's last) breaks that, so it drains, and the ring starts afresh.

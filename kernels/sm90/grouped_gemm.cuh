@@ -16,6 +16,7 @@
 #include "ptx/wgmma.cuh"
 #include "sm90/config.cuh"
 #include "sm90/epilogue.cuh"
+#include "sm90/epilogue_op.cuh"
 #include "sm90/epilogue_tma.cuh"
 #include "sm90/k_tail.cuh"
 #include "sm90/mma.cuh"
@@ -72,6 +73,42 @@ inline constexpr bool kConsumersDivideFast = C.schedule == KernelSchedule::coope
 
 __device__ __forceinline__ int k_blocks_of(const TileCoord& tc) { return (tc.k_end - tc.k_begin + 63) / 64; }
 
+// A gated op with concatenated halves (gate = product columns [0, I), up = [I, 2I)) loads a tile's
+// B as two halves: gate columns col0/2 .. into the first TILE_N/2 rows (or N atoms) of the stage, the
+// matching up columns I + col0/2 .. into the second, so that accumulator column j pairs with
+// j + TILE_N/2 in the same thread. With two CTAs each loads (and multicasts) one half.
+template <KernelConfig C>
+__device__ __forceinline__ void load_b_halves(const GroupedGemmParams& p, uint8_t* b_dst, int k0, int col0, int b_group,
+                                              uint64_t* bar, uint32_t rank) {
+  static_assert(C.cluster_m <= 2, "one half per CTA at most");
+  constexpr int kHalf = C.tile_n / 2;
+  const int gate0 = col0 / 2, up0 = p.n / 2 + col0 / 2;
+  if constexpr (C.b_major == BMajor::k) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (C.cluster_m == 2 && h != static_cast<int>(rank)) continue;
+      uint8_t* dst = b_dst + h * kHalf * C.tile_k * 2;
+      if constexpr (C.cluster_m == 1)
+        ptx::tma_load_3d(dst, &p.map_b, k0, h == 0 ? gate0 : up0, b_group, bar);
+      else
+        ptx::tma_load_3d_multicast(dst, &p.map_b, k0, h == 0 ? gate0 : up0, b_group, bar, 0x3);
+    }
+  } else {
+    static_assert(kHalf % 64 == 0, "N-major B halves are whole 64-wide atoms");
+    constexpr int kAtomsPerHalf = kHalf / 64;
+#pragma unroll
+    for (int j = 0; j < C.tile_n / 64; ++j) {
+      if (C.cluster_m == 2 && j % 2 != static_cast<int>(rank)) continue;
+      const int c = j < kAtomsPerHalf ? gate0 + 64 * j : up0 + 64 * (j - kAtomsPerHalf);
+      uint8_t* dst = b_dst + j * 64 * C.tile_k * 2;
+      if constexpr (C.cluster_m == 1)
+        ptx::tma_load_3d(dst, &p.map_b, c, k0, b_group, bar);
+      else
+        ptx::tma_load_3d_multicast(dst, &p.map_b, c, k0, b_group, bar, 0x3);
+    }
+  }
+}
+
 template <KernelConfig C>
 __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank) {
   int stage = 0;
@@ -97,7 +134,9 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
           ptx::tma_load_2d(a_dst + j * 64 * C.tile_k * 2, &p.map_a, a_row0 + 64 * j, k0, bar);
       }
       uint8_t* b_dst = s.b + stage * C.b_stage_bytes();
-      if constexpr (C.cluster_m == 1) {
+      if constexpr (C.op.split_b()) {
+        load_b_halves<C>(p, b_dst, k0, tc.col0, b_group, bar, rank);
+      } else if constexpr (C.cluster_m == 1) {
         if constexpr (C.b_major == BMajor::k) {
           ptx::tma_load_3d(b_dst, &p.map_b, k0, tc.col0, b_group, bar);
         } else {
@@ -148,6 +187,18 @@ __device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, 
   ptx::fence_proxy_async_shared();
   ptx::named_barrier_sync(barrier, kThreads);
 }
+
+/// How a tile leaves: direct 16-byte stores or TMA bulk stores from shared memory.
+template <KernelConfig C, bool kTma = C.epilogue == 1>
+struct StoreMechanismOf {
+  using type = StoreEpilogue<C.out>;
+};
+template <KernelConfig C>
+struct StoreMechanismOf<C, true> {
+  using type = TmaStoreEpilogue<C.out>;
+};
+template <KernelConfig C>
+using StoreMechanism = typename StoreMechanismOf<C>::type;
 
 /// A consumer's place in the ring of stages.
 template <int kStages>
@@ -200,6 +251,10 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         cur.skip(k_blocks);
         continue;
       }
+      // A bias is where the accumulators start (epilogue_op.cuh): loaded before the turn, under the
+      // other warpgroup's main loop.
+      if constexpr (C.op.bias)
+        start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group, tc.group >= p.group_base + p.groups);
       if (nth > 0) {  // the first tile of all has no predecessor
         // This warpgroup's own tiles are every other one, so its (nth / 2)-th wait (consumer 1) or
         // (nth / 2 - 1)-th (consumer 0) has that parity; computed, not carried, which saves the
@@ -215,6 +270,11 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     // the pipeline going. Uniform across the warpgroup.
     const int rows_left = tc.row_end - row0;
     const int live_atoms = rows_left <= 0 ? 0 : ((rows_left + 63) / 64 < kAtoms ? (rows_left + 63) / 64 : kAtoms);
+    // A bias is where the accumulators start (epilogue_op.cuh; ping-pong: above): the first MMA adds
+    // to it. Its loads are in flight while the warpgroup waits for the first stage.
+    if constexpr (C.op.bias && !C.pingpong())
+      start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group, tc.group >= p.group_base + p.groups);
+    constexpr int kFirstAccumulates = C.op.bias ? 1 : 0;
     for (int kb = 0; kb < k_blocks; ++kb) {
       const int stage = cur.stage;
       ptx::mbarrier_wait(&s.full[stage], cur.phase);
@@ -254,7 +314,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
           for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
           ptx::wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < kSlices; ++kk) mma_slice(kk, (kb > 0 || kk > 0) ? 1 : 0);
+          for (int kk = 0; kk < kSlices; ++kk) mma_slice(kk, (kFirstAccumulates || kb > 0 || kk > 0) ? 1 : 0);
           ptx::wgmma_commit();
 #pragma unroll
           for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
@@ -265,7 +325,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
 #pragma unroll
             for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
             ptx::wgmma_fence();
-            mma_slice(kk, (kb > 0 || kk > slice_lo) ? 1 : 0);
+            mma_slice(kk, (kFirstAccumulates || kb > 0 || kk > slice_lo) ? 1 : 0);
             ptx::wgmma_commit();
 #pragma unroll
             for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
@@ -300,26 +360,30 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         }
       }
     }
-    auto store_tile = [&](const float (&values)[kAtoms][C.tile_n / 2]) {
-      if constexpr (C.epilogue == 1) {
-        TmaStoreEpilogue<C.out>::template store<C.tile_n, kAtoms, C.epilogue_ring()>(
-            values, p, s.epi + consumer * C.epilogue_warpgroup_bytes(), ring_pos, consumer, row0, tc.row_end, tc.col0);
-      } else {
-#pragma unroll
-        for (int a = 0; a < kAtoms; ++a)
-          if (a < live_atoms)
-            StoreEpilogue<C.out>::template store<C.tile_n>(values[a], p.out, p.out_row_stride, row0 + 64 * a,
-                                                           tc.row_end, tc.col0, p.n);
-      }
+    // Every store mechanism has the one signature: store<op>(accumulators, tile, staging, ring, params).
+    // (Called through a lambda, as before ops: the identity's PTX stays byte for byte what it was.)
+    const TileContext ctx{row0, tc.row_end, tc.col0, tc.group, live_atoms, consumer, k_blocks == 0,
+                          tc.group >= p.group_base + p.groups};
+    auto store_tile = [&](auto& values) {
+      StoreMechanism<C>::template store<C.op, C.tile_n, kAtoms, C.epilogue_ring()>(
+          values, ctx, s.epi + consumer * C.epilogue_warpgroup_bytes(), ring_pos, p);
     };
-    // An empty K range (K-grouped) or K = 0: no MMA wrote the accumulators, the tile is zeros,
-    // stored from constants. (Zeroing the accumulators cost every tile 128 selects before its main
-    // loop: ptxas predicated the rarely taken branch; ~5% of a short-K weight gradient's stall
-    // samples. An inline-PTX branch instead made ptxas serialize wgmma, C7515.)
-    if (k_blocks == 0) {
-      const float zeros[kAtoms][C.tile_n / 2] = {};
-      store_tile(zeros);
+    if constexpr (C.op.identity()) {
+      // An empty K range (K-grouped) or K = 0: no MMA wrote the accumulators, the tile is zeros,
+      // stored from constants. (Zeroing the accumulators cost every tile 128 selects before its main
+      // loop: ptxas predicated the rarely taken branch; ~5% of a short-K weight gradient's stall
+      // samples. An inline-PTX branch instead made ptxas serialize wgmma, C7515.)
+      if (k_blocks == 0) {
+        float zeros[kAtoms][C.tile_n / 2] = {};
+        store_tile(zeros);
+      } else {
+        store_tile(acc);
+      }
     } else {
+      // With an op a tile without k-blocks reads zeros in place of its accumulators (ctx.no_k; or
+      // its bias, where they start from it): a second array of zeros would be live beside the
+      // accumulators (which stay live into the next tile's MMAs) and spill. The op keeps the zero
+      // tail's rows zeros (ctx.tail).
       store_tile(acc);
     }
   }
@@ -340,6 +404,11 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   static_assert(C.epilogue == 0 || C.out != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");
   static_assert(C.a_major == AMajor::k || C.tile_m % 64 == 0, "M-major A loads whole 64-row atoms");
   static_assert(!C.split_k || C.group_axis == GroupAxis::m, "the K-grouped form never splits K");
+  static_assert(C.op.identity() || C.group_axis == GroupAxis::m, "the K-grouped form takes no epilogue op");
+  static_assert(C.epilogue == 0 || C.out_tile_n() % 64 == 0, "the TMA store writes 64-column boxes of out");
+  static_assert(C.out_tile_n() % 32 == 0, "the direct store transposes 32 columns at a time");
+  static_assert(!C.op.bias || C.op.bias_type == ElemType::fp32 || C.op.bias_type == C.out,
+                "a bias is fp32 or out's type");
   extern __shared__ uint8_t smem_raw[];
   SharedStorage<C> s(smem_raw, table_groups(p));
 

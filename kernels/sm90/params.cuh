@@ -20,6 +20,15 @@ struct alignas(64) TensorMap {
   unsigned long long opaque[16];
 };
 
+/// The run-time values of the fused epilogue op (KernelConfig::op says which are read).
+struct EpilogueOpParams {
+  const void* bias;           // (G, N) fp32 or out's 16-bit type, N = the product's columns
+  int64_t bias_group_stride;  // elements between groups' bias rows (0: one row for all, dense)
+  const float* row_scale;     // (rows,): indexed by the row of out (M-grouped: of A too)
+  float alpha;                // swiglu_oss: the sigmoid's slope
+  float limit;                // swiglu_oss: the clamp of gate (above) and up (both sides)
+};
+
 /// Everything the kernel reads at run time. One compiled kernel serves every problem size.
 /// M-grouped (GroupAxis::m): rows of A and out are split into `groups` consecutive ranges. With
 /// `offsets` (device int32, exclusive end rows) the ranges are read on the device; without
@@ -64,6 +73,7 @@ struct GroupedGemmParams {
   // `masked`, `offsets` hold row counts and group g covers rows [g * rows_per_group, that + count).
   int32_t group_alignment;
   int32_t masked;
+  EpilogueOpParams op;       // read only by kernels with a fused epilogue op (KernelConfig::op)
 };
 
 }  // namespace gemmops::kernels::sm90

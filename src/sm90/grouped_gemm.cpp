@@ -5,9 +5,10 @@
 #include <memory>
 #include <string>
 
-#include "core/env.hpp"
 #include "cuda/module.hpp"
 #include "jit/compile.hpp"
+#include "sm90/epilogue_support.hpp"
+#include "sm90/kernel_compile.hpp"
 #include "sm90/kernel_config.hpp"
 #include "sm90/kernel_problem.hpp"
 #include "sm90/launch_grouped.hpp"
@@ -37,7 +38,13 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   c.out_row_major = true;
   c.alignment_bytes = 16;  // TMA: base addresses and strides in multiples of 16 bytes
   c.device = Device::Kind::cuda;
-  c.epilogue = EpilogueSupport{};  // only the empty epilogue until the kernel serves the ops
+  // The fused epilogue ops this design's kernels serve (epilogue_support.cpp says why not others).
+  const Sm90EpilogueSupport ops = epilogue_support(d, out);
+  for (Activation a : ops.activations)
+    if (a != Activation::none) c.epilogue.activations.push_back(a);
+  c.epilogue.gate_layouts = ops.gate_layouts;
+  c.epilogue.bias = !ops.bias_dtypes.empty();
+  c.epilogue.row_scale = ops.row_scale;
   return m;
 }
 
@@ -67,6 +74,10 @@ Status check_artifact_fits(const KernelConfig& compiled, const KernelConfig& wan
   if (compiled.group_axis != wanted.group_axis)
     return invalid_argument(std::string("compiled_artifact: compiled for ") + g(compiled.group_axis) + "; got " +
                             g(wanted.group_axis) + again);
+  // The epilogue op is compiled in: the instantiation names it (empty for the identity).
+  if (instantiation_text(compiled) != instantiation_text(wanted))
+    return invalid_argument("compiled_artifact: compiled for " + instantiation_text(compiled) + "; got arguments for " +
+                            instantiation_text(wanted) + again);
   return Status::ok();
 }
 
@@ -77,7 +88,12 @@ GroupedGemmOperator::GroupedGemmOperator(const Sm90Design& design, DType ab, DTy
 
 std::shared_ptr<const Sm90Plan> GroupedGemmOperator::plan(const Arguments& args) const {
   const detail::Signature sig = detail::signature_of(args);
-  if (auto hit = plans_.find(sig)) return *hit;
+  if (auto hit = plans_.find(sig)) {
+    // The epilogue op is part of the kernel: a plan remembered for another op (a signature that
+    // leaves the op out) is not this one's.
+    if ((*hit)->config().op == kernel_op(epilogue_ops(args))) return *hit;
+    return std::make_shared<const Sm90Plan>(args, design_, ab_, out_);
+  }
   auto made = std::make_shared<const Sm90Plan>(args, design_, ab_, out_);
   plans_.put(sig, made);
   return made;
@@ -90,25 +106,7 @@ Status GroupedGemmOperator::supports_extra(const Arguments& args, const Target&)
 Result<Artifact> GroupedGemmOperator::do_compile(const Arguments& args) const {
   const std::shared_ptr<const Sm90Plan> pl = plan(args);
   GEMMOPS_TRY(pl->status());
-  jit::CompileRequest req;
-  req.kernel_name = name();
-  req.source = "#include \"sm90/grouped_gemm.cuh\"\n";
-  req.name_expressions = {instantiation_text(pl->config())};
-  // The M-grouped forms also get the split-K kernel, in the same cubin: run() takes it for the
-  // sizes the estimate splits, and the kernel that does not split carries none of its code.
-  if (pl->config().group_axis == kernels::sm90::GroupAxis::m) {
-    KernelConfig split = pl->config();
-    split.split_k = true;
-    req.name_expressions.push_back(instantiation_text(split));
-  }
-  req.target = metadata().target;
-  // The consumers' registers are nearly all accumulators: a spill would be a silent slowdown, so
-  // ptxas says so in the log (the compile tests fail on it).
-  req.options.push_back("--ptxas-options=--warn-on-spills");
-  // A debugging build: a barrier wait that spins this long traps, so a deadlock comes back as a
-  // launch error instead of a hang (the option is part of the cache key).
-  if (auto seconds = env::kernel_watchdog_seconds())
-    req.options.push_back("-DGEMMOPS_KERNEL_WATCHDOG_NS=" + std::to_string(int64_t{*seconds} * 1000000000) + "ull");
+  const jit::CompileRequest req = make_compile_request(name(), pl->config(), metadata().target);
   std::string key = req.name_expressions[0];
   for (const std::string& o : req.options) key += " " + o;
   {

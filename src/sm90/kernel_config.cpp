@@ -16,9 +16,32 @@ kernels::sm90::ElemType elem_type(DType t) {
   GEMMOPS_ASSERT(false, "sm90 kernels take bf16, fp16 or fp32 only; supports() refuses the rest");
 }
 
+kernels::sm90::EpilogueOp kernel_op(const EpilogueOps& ops) {
+  using kernels::sm90::Act;
+  kernels::sm90::EpilogueOp op;
+  switch (ops.activation) {
+    case Activation::none: op.act = Act::none; break;
+    case Activation::silu: op.act = Act::silu; break;
+    case Activation::gelu_tanh: op.act = Act::gelu_tanh; break;
+    case Activation::relu_squared: op.act = Act::relu_squared; break;
+    case Activation::swiglu: op.act = Act::swiglu; break;
+    case Activation::swiglu_oss: op.act = Act::swiglu_oss; break;
+  }
+  if (is_gated(ops.activation))
+    op.gate = ops.gate_layout == GateLayout::interleaved ? kernels::sm90::Gate::interleaved
+                                                         : kernels::sm90::Gate::concatenated;
+  if (ops.bias) {
+    op.bias = true;
+    op.bias_type = elem_type(ops.bias->dtype);
+  }
+  op.row_scale = ops.row_scale.has_value();
+  return op;
+}
+
 KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major a_major, Major b_major,
-                                bool k_grouped) {
+                                bool k_grouped, kernels::sm90::EpilogueOp op) {
   KernelConfig c;
+  c.op = op;
   c.tile_m = d.design.tile_m;
   c.tile_n = d.design.tile_n;
   c.tile_k = d.design.tile_k;
@@ -46,6 +69,29 @@ const char* elem_name(kernels::sm90::ElemType t) {
   }
   return "bf16";
 }
+
+const char* act_name(kernels::sm90::Act a) {
+  switch (a) {
+    case kernels::sm90::Act::none: return "none";
+    case kernels::sm90::Act::silu: return "silu";
+    case kernels::sm90::Act::gelu_tanh: return "gelu_tanh";
+    case kernels::sm90::Act::relu_squared: return "relu_squared";
+    case kernels::sm90::Act::swiglu: return "swiglu";
+    case kernels::sm90::Act::swiglu_oss: return "swiglu_oss";
+  }
+  return "none";
+}
+
+// The op's fields, named; empty for the identity, so identity kernels keep their text (and cache key).
+std::string op_text(const kernels::sm90::EpilogueOp& op, const std::string& ns) {
+  if (op.identity()) return "";
+  std::string s = ", .op = " + ns + "EpilogueOp{.act = " + ns + "Act::" + act_name(op.act);
+  if (op.gated())
+    s += std::string(", .gate = ") + ns + (op.gate == kernels::sm90::Gate::interleaved ? "Gate::interleaved" : "Gate::concatenated");
+  if (op.bias) s += ", .bias = true, .bias_type = " + ns + "ElemType::" + elem_name(op.bias_type);
+  if (op.row_scale) s += ", .row_scale = true";
+  return s + "}";
+}
 }  // namespace
 
 std::string instantiation_text(const KernelConfig& c) {
@@ -67,6 +113,7 @@ std::string instantiation_text(const KernelConfig& c) {
   s += ", .schedule = " + ns +
        (c.schedule == kernels::sm90::KernelSchedule::pingpong ? "KernelSchedule::pingpong" : "KernelSchedule::cooperative");
   if (c.split_k) s += ", .split_k = true";
+  s += op_text(c.op, ns);
   s += "}>";
   return s;
 }

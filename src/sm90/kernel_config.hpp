@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gemmops/dtype.hpp"
+#include "gemmops/epilogue.hpp"
 #include "gemmops/tensor.hpp"
 #include "sm90/config.cuh"
 #include "sm90/designs.hpp"
@@ -17,9 +18,14 @@ using kernels::sm90::KernelConfig;
 /// The kernel's element type for a (bf16, fp16, fp32) dtype.
 kernels::sm90::ElemType elem_type(DType t);
 
-/// The kernel for `d` on operands of these types and majors; `k_grouped` for the K-grouped form.
+/// The kernel's compile-time epilogue op for `ops` with out of type `out` (the bias's dtype is read
+/// from its description; its data and the op's values are run-time parameters).
+kernels::sm90::EpilogueOp kernel_op(const EpilogueOps& ops);
+
+/// The kernel for `d` on operands of these types and majors; `k_grouped` for the K-grouped form;
+/// `op` the fused epilogue op (the identity by default).
 KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major a_major, Major b_major,
-                                bool k_grouped);
+                                bool k_grouped, kernels::sm90::EpilogueOp op = {});
 
 /// "gemmops::kernels::sm90::grouped_gemm_kernel<gemmops::kernels::sm90::KernelConfig{.tile_m = 128, ...}>"
 std::string instantiation_text(const KernelConfig& c);

@@ -87,6 +87,19 @@ Status single_row_batches(KernelProblem* p) {
 
 }  // namespace
 
+const EpilogueOps& epilogue_ops(const Arguments& args) {
+  return std::visit([](const auto& a) -> const EpilogueOps& { return a.epilogue; }, args);
+}
+
+void bind_epilogue(const EpilogueOps& ops, KernelProblem* p) {
+  p->alpha = ops.alpha;
+  p->limit = ops.limit;
+  p->bias = ops.bias ? ops.bias->data : nullptr;
+  // (G, N) or (L, N): a row per group; (N,): one row for all.
+  p->bias_group_stride = ops.bias && ops.bias->rank() >= 2 ? ops.bias->strides[ops.bias->rank() - 2] : 0;
+  p->row_scale = ops.row_scale ? static_cast<const float*>(ops.row_scale->data) : nullptr;
+}
+
 Result<KernelProblem> map_problem(const Arguments& args) {
   GEMMOPS_ASSIGN_OR_RETURN(ProblemShape shape, problem_shape(args));
   KernelProblem p;
@@ -151,6 +164,7 @@ Result<KernelProblem> map_problem(const Arguments& args) {
   if (p.kind == OperationKind::batched_gemm && p.rows_per_group == 1) GEMMOPS_TRY(single_row_batches(&p));
   if (p.a_major == Major::mn) GEMMOPS_TRY(m_major_a_starts(p));
   GEMMOPS_TRY(b_strides(*p.b, &p));
+  bind_epilogue(epilogue_ops(args), &p);
   constexpr int64_t kInt32Max = 2147483647;
   if (p.out_rows >= kInt32Max || p.n >= kInt32Max || p.k >= kInt32Max || p.groups >= kInt32Max)
     return unsupported("out: sm90 kernels index rows, N and K with 32-bit integers; got rows " +

@@ -28,7 +28,19 @@ struct KernelProblem {
   bool zero_tail = false;      // grouped_m: out's rows past the last group's end are set to zero
   int64_t group_alignment = 1;  // grouped_m: groups start at multiples of this (padding rows between)
   bool masked = false;         // grouped_m_masked: offsets are row counts, groups of rows_per_group rows
+  // The fused epilogue op's run-time values (its kind is the kernel's, KernelConfig::op).
+  const void* bias = nullptr;        // (G, N) / (N,) / (L, N), or nullptr
+  int64_t bias_group_stride = 0;     // elements between groups' rows of the bias (0: one row)
+  const float* row_scale = nullptr;  // (rows,), or nullptr
+  float alpha = 1.702f, limit = 7.0f;
 };
+
+/// The epilogue ops of `args` (both argument structs carry one).
+const EpilogueOps& epilogue_ops(const Arguments& args);
+
+/// Points `p` at the run-time values of `ops`: bias and row scale pointers, the bias's group
+/// stride, alpha and limit (what a call may change without changing the kernel).
+void bind_epilogue(const EpilogueOps& ops, KernelProblem* p);
 
 /// Maps valid `args`; unsupported when the kernel cannot serve them (A neither K- nor M-major, B
 /// neither K- nor N-major, out not row-major, batched or K-grouped outputs whose rows do not stack).

@@ -112,7 +112,8 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
       const uint64_t dims[3] = {at_least_one(b_k), at_least_one(b_n), at_least_one(b_groups)};
       const uint64_t strides[2] = {stride_bytes(p.b_n_stride, b_n, esize), g_stride_legal};
       // With a cluster each CTA loads (and multicasts) its share of the tile's rows.
-      const uint32_t box[3] = {static_cast<uint32_t>(c.tile_k), static_cast<uint32_t>(c.b_rows_per_cta()), 1};
+      // With a gated op's concatenated halves a box is half the tile (kernels/sm90/config.cuh).
+      const uint32_t box[3] = {static_cast<uint32_t>(c.tile_k), static_cast<uint32_t>(c.b_box_rows()), 1};
       GEMMOPS_ASSIGN_OR_RETURN(m, cuda::encode_tiled(*api, type, 3, b_address, dims, strides, box,
                                                      CU_TENSOR_MAP_SWIZZLE_128B));
     } else {
@@ -126,7 +127,8 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   }
   if (c.epilogue == 1) {  // out (out rows, N), N contiguous; a box is one 64 x 64 slab chunk
     const uint64_t out_esize = size_of(p.out->dtype);
-    const uint64_t dims[2] = {at_least_one(p.n), at_least_one(p.out_rows)};
+    const int64_t out_cols = c.op.gated() ? p.n / 2 : p.n;  // a gated op writes half the product's columns
+    const uint64_t dims[2] = {at_least_one(out_cols), at_least_one(p.out_rows)};
     const uint64_t strides[1] = {stride_bytes(p.out_row_stride, p.out_rows, out_esize)};
     const uint32_t box[2] = {64, 64};
     GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, tma_type(p.out->dtype), 2, p.out->data, dims,
@@ -147,6 +149,11 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   params.table_groups = static_cast<int32_t>(p.groups) + (p.zero_tail && p.kind == OperationKind::grouped_m ? 1 : 0);
   params.group_alignment = static_cast<int32_t>(p.group_alignment);
   params.masked = p.masked ? 1 : 0;
+  params.op.bias = p.bias;
+  params.op.bias_group_stride = p.bias_group_stride;
+  params.op.row_scale = p.row_scale;
+  params.op.alpha = p.alpha;
+  params.op.limit = p.limit;
   return params;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/env.hpp"
+#include "sm90/epilogue_support.hpp"
 #include "sm90/heuristics.hpp"
 
 namespace gemmops::sm90 {
@@ -16,18 +17,34 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
     return;
   }
   problem_ = *mapped;
+  const EpilogueOps& ops = epilogue_ops(args);
+  if (Status s = check_epilogue(problem_, ops, design, out); !s) {
+    status_ = s;
+    return;
+  }
+  // The op is part of the kernel (one artifact per op).
   config_ = make_kernel_config(design, ab, out, problem_.a_major, problem_.b_major,
-                               problem_.kind == OperationKind::grouped_k);
+                               problem_.kind == OperationKind::grouped_k, kernel_op(ops));
   // Any number of groups: more than the scheduler's shared-memory table holds run as several
-  // launches (group_chunks.hpp).
-  chosen_splits_ = choose_split_k(problem_, design).splits;
-  estimate_us_ = estimate_time_us(problem_, design);
+  // launches (group_chunks.hpp). With an epilogue op K is never split: the op's kernels have no
+  // split-K twin (every unit would start from the bias; docs/kernels.md), and the problems that
+  // split (few tiles, long K) are not the ones that fuse an activation.
+  if (config_.op.identity()) {
+    chosen_splits_ = choose_split_k(problem_, design).splits;
+    estimate_us_ = estimate_time_us(problem_, design);
+  } else {
+    chosen_splits_ = 1;
+    estimate_us_ = estimate_time_us(problem_, design, 1);
+  }
   // The plan outlives the arguments it was made from: nothing may point into them.
   problem_.a = problem_.b = problem_.out = nullptr;
   problem_.offsets = nullptr;
+  problem_.bias = nullptr;
+  problem_.row_scale = nullptr;
 }
 
 int Sm90Plan::splits() const {
+  if (!config_.op.identity()) return 1;  // no split-K twin with an op (constructor)
   if (auto forced = env::split_k()) return std::clamp(*forced, 1, max_split_k(problem_));
   return chosen_splits_;
 }
@@ -40,6 +57,7 @@ KernelProblem Sm90Plan::bind(const Arguments& args) const {
   p.b = &operand_b(args);
   p.out = &operand_out(args);
   if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) p.offsets = static_cast<const int32_t*>(g->offsets.data);
+  bind_epilogue(epilogue_ops(args), &p);
   return p;
 }
 

@@ -1,0 +1,82 @@
+// src/sm90/epilogue_support.cpp: the fused epilogue ops of the Hopper designs
+// SPDX-License-Identifier: Apache-2.0
+#include "sm90/epilogue_support.hpp"
+
+namespace gemmops::sm90 {
+namespace {
+
+// A gated op stores half of the tile's columns: the TMA store writes them in 64-column boxes and
+// the concatenated layout loads an N-major B's halves as whole 64-wide atoms, so the tile must
+// split into halves of a multiple of 64 columns.
+bool splits_into_halves(const Sm90Design& d) { return d.design.tile_n % 128 == 0; }
+
+// A consumer thread of a 128x192 ping-pong tile holds 192 fp32 accumulators of its 240 registers;
+// with the TMA store's staging on top, any op's registers spill (the compile tests), while the
+// direct store leaves room for them.
+bool op_registers_fit(const Sm90Design& d) {
+  const int rows = d.design.schedule == Schedule::pingpong ? d.design.tile_m : d.design.tile_m / d.consumers;
+  const int accumulators = rows * d.design.tile_n / 128;
+  return accumulators <= 128 || d.design.epilogue != Epilogue::tma_store;
+}
+
+std::string design_name(const Sm90Design& d) { return d.design.to_string(); }
+
+}  // namespace
+
+Sm90EpilogueSupport epilogue_support(const Sm90Design& d, DType out) {
+  Sm90EpilogueSupport s;
+  if (!op_registers_fit(d)) {  // the identity only
+    s.activations = {Activation::none};
+    s.row_scale = false;
+    return s;
+  }
+  s.kinds = {OperationKind::grouped_m, OperationKind::gemm, OperationKind::batched_gemm};
+  for (Activation a : kAllActivations)
+    if (!is_gated(a) || splits_into_halves(d)) s.activations.push_back(a);
+  s.gate_layouts = {GateLayout::concatenated, GateLayout::interleaved};
+  s.bias_dtypes = {DType::fp32};
+  if (out != DType::fp32) s.bias_dtypes.push_back(out);
+  s.row_scale = true;
+  return s;
+}
+
+std::string check_design_epilogue(const Sm90Design& d, const EpilogueOps& ops) {
+  if (!ops.empty() && !op_registers_fit(d))
+    return "epilogue: design " + design_name(d) + " serves no epilogue ops (192 fp32 accumulators a thread beside "
+           "the TMA store's staging leave no registers for them); its direct-store twins do";
+  if (is_gated(ops.activation) && !splits_into_halves(d))
+    return "epilogue: " + std::string(name(ops.activation)) + " needs a tile width of 128 or 256 (its output tile, "
+           "half the product's, is stored in 64-column boxes); design " + design_name(d) + " has " +
+           std::to_string(d.design.tile_n);
+  return "";
+}
+
+Status check_epilogue(const KernelProblem& p, const EpilogueOps& ops, const Sm90Design& d, DType out) {
+  if (ops.empty()) return Status::ok();
+  if (p.kind == OperationKind::grouped_k || p.kind == OperationKind::grouped_n)
+    return unsupported("epilogue: the K- and N-grouped forms take no epilogue ops; got activation " +
+                       std::string(name(ops.activation)) + (ops.bias ? ", a bias" : "") +
+                       (ops.row_scale ? ", a row scale" : ""));
+  if (std::string why = check_design_epilogue(d, ops); !why.empty()) return unsupported(why);
+  if (ops.bias && ops.bias->dtype != DType::fp32 && ops.bias->dtype != out)
+    return unsupported("bias: sm90 kernels read a bias of fp32 or out's dtype (" + std::string(name(out)) + "); got " +
+                       ops.bias->describe());
+  if (ops.bias && ops.bias->rank() > 0 && ops.bias->strides[ops.bias->rank() - 1] != 1 && p.n > 1)
+    return unsupported("bias: sm90 kernels need the bias's last dimension contiguous; got " + ops.bias->describe());
+  if (ops.row_scale && ops.row_scale->dtype != DType::fp32)
+    return unsupported("row_scale: sm90 kernels read an fp32 row scale; got " + ops.row_scale->describe());
+  if (is_gated(ops.activation)) {
+    if (p.n % 2 != 0)
+      return unsupported("B: a gated activation pairs N = 2I columns; got N " + std::to_string(p.n));
+    // The up half of an N-major B starts at column I of its contiguous dimension: TMA starts there
+    // only on 16-byte boundaries.
+    const int64_t align = 16 / static_cast<int64_t>(size_of(p.b->dtype));
+    if (ops.gate_layout == GateLayout::concatenated && p.b_major == Major::mn && (p.n / 2) % align != 0)
+      return unsupported("B: sm90 kernels load the up half of an N-major B at column I, which TMA needs a multiple "
+                         "of " + std::to_string(align) + "; got I " + std::to_string(p.n / 2) +
+                         " (a K-major B or the interleaved layout has no such rule)");
+  }
+  return Status::ok();
+}
+
+}  // namespace gemmops::sm90
