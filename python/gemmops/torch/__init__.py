@@ -23,7 +23,7 @@ from ._forward import product
 from ._library import GroupedMMFunction, grouped_mm_op
 from ._patch import patch
 
-__all__ = ["GroupedMMError", "grouped_mm", "grouped_mm_k", "patch"]
+__all__ = ["GroupedMMError", "grouped_mm", "grouped_mm_k", "moe_experts", "patch"]
 
 
 def grouped_mm(mat_a: torch.Tensor, mat_b: torch.Tensor, offs: Optional[torch.Tensor] = None,
@@ -42,3 +42,6 @@ def grouped_mm_k(A: torch.Tensor, B: torch.Tensor, offsets: torch.Tensor,
                  out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
     """The 2d x 2d form (weight gradients): out[g] = A[:, k-range of g] @ B[k-range of g, :]."""
     return grouped_mm(A, B, offsets, out_dtype=out_dtype)
+
+
+from .moe import moe_experts  # noqa: E402  (moe uses grouped_mm above)

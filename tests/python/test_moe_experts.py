@@ -1,0 +1,106 @@
+# tests/python/test_moe_experts.py: gemmops.torch.moe_experts (fused activation and routing weights,
+# recomputing backward) against a float64 per-token reference, fused and unfused, on ragged routings
+# SPDX-License-Identifier: Apache-2.0
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+
+import gemmops.torch as gt  # noqa: E402
+from gemmops.torch import _fused, moe  # noqa: E402
+
+H, I = 24, 16
+
+
+def reference(x, ids, w, w_gate_up, w_down, activation, gate_layout):
+    """sum_j w[t, j] * down_e(act(x[t] @ up_e)), in float64, ids outside [0, E) skipped."""
+    x, w, wu, wd = x.double(), w.double(), w_gate_up.double(), w_down.double()
+    rows = []
+    for t in range(x.shape[0]):
+        acc = torch.zeros(x.shape[1], dtype=torch.float64)
+        for j in range(ids.shape[1]):
+            e = int(ids[t, j])
+            if 0 <= e < wu.shape[0]:
+                p = (x[t] @ wu[e]).unsqueeze(0)
+                acc = acc + w[t, j] * (moe._activation(p, activation, gate_layout)[0] @ wd[e])
+        rows.append(acc)
+    return torch.stack(rows)
+
+
+def problem(T, E, k, activation, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    n_up = 2 * I if activation in ("swiglu", "swiglu_oss") else I
+    x = torch.randn(T, H, generator=g)
+    ids = torch.randint(0, max(E - 1, 1), (T, k), generator=g)  # the last expert gets nothing
+    if T > 2:
+        ids[: T // 2, 0] = 0  # expert 0 takes many
+        ids[1, -1] = E + 3    # a sentinel: adds nothing
+    w = torch.rand(T, k, generator=g)
+    # w_gate_up as the transposed view of an (E, N, H) weight, as nn.Linear stores it.
+    w_gate_up = (torch.randn(E, n_up, H, generator=g) / H ** 0.5).transpose(-2, -1)
+    w_down = torch.randn(E, I, H, generator=g) / I ** 0.5
+    return x, ids, w, w_gate_up, w_down
+
+
+def leaves(*ts):
+    return [t.detach().clone().requires_grad_(True) for t in ts]
+
+
+def check(T, E, k, activation, gate_layout="concatenated"):
+    x, ids, w, wu, wd = problem(T, E, k, activation)
+    xe, we, ue, de = leaves(x, w, wu, wd)
+    xr, wr, ur, dr = leaves(x, w, wu, wd)
+    got = gt.moe_experts(xe, ids, we, ue, de, activation, gate_layout)
+    want = reference(xr, ids, wr, ur, dr, activation, gate_layout)
+    torch.testing.assert_close(got.double(), want, rtol=2e-4, atol=2e-4)
+    grad = torch.randn(got.shape, generator=torch.Generator().manual_seed(5))
+    (got * grad).sum().backward()
+    (want * grad.double()).sum().backward()
+    for a, b, what in ((xe, xr, "x"), (we, wr, "topk_weights"), (ue, ur, "w_gate_up"), (de, dr, "w_down")):
+        torch.testing.assert_close(a.grad.double(), b.grad.double(), rtol=5e-4, atol=5e-4, msg=what)
+
+
+@pytest.mark.parametrize("activation,gate_layout", [("swiglu", "concatenated"), ("swiglu", "interleaved"),
+                                                     ("swiglu_oss", "interleaved"), ("silu", "concatenated"),
+                                                     ("gelu_tanh", "concatenated"), ("relu_squared", "concatenated")])
+def test_forward_and_every_gradient_match_the_reference(activation, gate_layout):
+    check(T=37, E=6, k=3, activation=activation, gate_layout=gate_layout)
+
+
+@pytest.mark.parametrize("T,E,k", [(1, 4, 1), (2, 8, 8), (64, 1, 1), (20, 16, 2)])
+def test_ragged_routings_one_token_one_expert_top_k_1_to_8(T, E, k):
+    check(T, E, k, "swiglu")
+
+
+def test_the_unfused_path_gives_the_same_result(monkeypatch):
+    x, ids, w, wu, wd = problem(29, 5, 2, "swiglu")
+    fused = gt.moe_experts(x, ids, w, wu, wd)
+    monkeypatch.setattr(moe, "grouped_mm_epilogue", lambda *a, **kw: None)  # as where no operator fuses
+    unfused = gt.moe_experts(x, ids, w, wu, wd)
+    torch.testing.assert_close(fused, unfused, rtol=1e-5, atol=1e-5)
+
+
+def test_the_forward_fuses_on_the_cpu_operators():
+    x, ids, w, wu, wd = problem(9, 3, 2, "swiglu")
+    order, offsets, token = moe.route(ids, 3)
+    h = _fused.grouped_mm_epilogue(x[token], wu, offsets, "swiglu", "concatenated")
+    assert h is not None and h.shape == (ids.numel(), I)
+    p = gt.grouped_mm(x[token], wu, offsets)
+    torch.testing.assert_close(h, F.silu(p[:, :I]) * p[:, I:], rtol=1e-5, atol=1e-5)
+
+
+def test_routing_sorts_by_expert_and_puts_sentinels_past_the_last_group():
+    ids = torch.tensor([[2, 0], [5, 1], [0, -1]])
+    order, offsets, token = moe.route(ids, 3)
+    assert offsets.tolist() == [2, 3, 4] and offsets.dtype == torch.int32
+    assert token.tolist() == [0, 2, 1, 0, 1, 2]  # experts 0, 0, 1, 2, then the sentinels 5 and -1
+
+
+def test_bad_inputs_are_refused_naming_the_rule():
+    x, ids, w, wu, wd = problem(4, 3, 2, "swiglu")
+    with pytest.raises(ValueError, match="activation"):
+        gt.moe_experts(x, ids, w, wu, wd, activation="tanh")
+    with pytest.raises(ValueError, match="w_gate_up, w_down"):
+        gt.moe_experts(x, ids, w, wu, wd[:, :5])
+    with pytest.raises(ValueError, match="x, topk_ids, topk_weights"):
+        gt.moe_experts(x, ids[:, :1], w, wu, wd)
