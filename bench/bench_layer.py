@@ -82,6 +82,21 @@ class MoEExperts(torch.nn.Module):
         return moe_layer(x, self.router.weight, self.w_gate_up, self.w_down, selection_bias, self.topk, self.mm)
 
 
+class FusedMoEExperts(torch.nn.Module):
+    """The same layer through gemmops.torch.moe_experts: SwiGLU and the routing weights fused into the
+    grouped GEMMs' stores, a fixed-order unpermute, a backward that recomputes the pre-activation."""
+
+    def __init__(self, router, w_gate_up, w_down, topk):
+        super().__init__()
+        self.router, self.w_gate_up, self.w_down, self.topk = router, w_gate_up, w_down, topk
+
+    def forward(self, x, selection_bias):
+        import gemmops.torch
+        experts, weights = route(x, self.router.weight, selection_bias, self.topk)
+        return gemmops.torch.moe_experts(x, experts, weights, self.w_gate_up.transpose(-2, -1),
+                                         self.w_down.transpose(-2, -1), "swiglu")
+
+
 def make_parameters(cfg, device, seed):
     """Router and expert weights scaled so activations stay near unit size (bf16 errors meaningful)."""
     g = torch.Generator(device="cpu").manual_seed(seed)
@@ -218,22 +233,22 @@ def step(layer, x, bias, grad_out, leaves, backward):
 CHECKED = ["out", "dx", "drouter", "dw_gate_up", "dw_down"]
 
 
-def check(layers, x, bias, grad_out, leaves, backward):
-    """Relative errors of gemmops's output (and gradients) against torch's, by name: the layers are
-    the eager ones or the compiled ones, called as the timed steps call them (no other graph)."""
+def check(layers, x, bias, grad_out, leaves, backward, name="gemmops"):
+    """Relative errors of layer `name`'s output (and gradients) against torch's, by name: the layers
+    are the eager ones or the compiled ones, called as the timed steps call them (no other graph)."""
     def results(layer):
         if not backward:
             with torch.no_grad():
                 return [layer(x, bias)]
         out = layer(x, bias)
         return [out, *torch.autograd.grad(out, leaves, grad_out)]
-    want, got = results(layers["torch"]), results(layers["gemmops"])
+    want, got = results(layers["torch"]), results(layers[name])
     return {name: rel_err(g, w) for name, g, w in zip(CHECKED, got, want)}
 
 
-def check_line(what, errors):
+def check_line(what, errors, name="gemmops"):
     flag = "  CHECK FAILED" if not max(errors.values()) <= CHECK_LIMIT else ""
-    return f"{what}: gemmops vs torch, relative errors: " + ", ".join(f"{n} {e:.1e}" for n, e in errors.items()) + flag
+    return f"{what}: {name} vs torch, relative errors: " + ", ".join(f"{n} {e:.1e}" for n, e in errors.items()) + flag
 
 
 def bench_config(cfg, a, clock, device, compiled, sonic_fn):
@@ -242,6 +257,8 @@ def bench_config(cfg, a, clock, device, compiled, sonic_fn):
     leaves = [x, router.weight, w_gate_up, w_down]
     impls = {"torch": torch._grouped_mm, "gemmops": gemmops_grouped_mm()}
     layers = {name: MoEExperts(router, w_gate_up, w_down, cfg.topk, mm) for name, mm in impls.items()}
+    if a.fused:
+        layers["fused"] = FusedMoEExperts(router, w_gate_up, w_down, cfg.topk)
     compiled_layers = {name: compiled(layer) for name, layer in layers.items()} if compiled else {}
     sonic = SonicLayer(sonic_fn, router, w_gate_up, w_down, cfg.topk) if sonic_fn is not None else None
     modes = [m for m in a.modes if not (cfg.forward_only and m.endswith("+bwd"))]
@@ -255,6 +272,10 @@ def bench_config(cfg, a, clock, device, compiled, sonic_fn):
             bias = torch.zeros(cfg.T, cfg.E, device=device)
         errors = check(layers, x, bias, grad_out, leaves, backward=not cfg.forward_only)
         print(check_line(f"{cfg.model} {routing} eager", errors), flush=True)
+        fused_errors = {}
+        if a.fused:
+            fused_errors = check(layers, x, bias, grad_out, leaves, not cfg.forward_only, "fused")
+            print(check_line(f"{cfg.model} {routing} eager (fused)", fused_errors, "fused"), flush=True)
         sonic_err = float("nan")
         if sonic is not None and routing == "router":
             try:
@@ -277,18 +298,24 @@ def bench_config(cfg, a, clock, device, compiled, sonic_fn):
                 print(f"{cfg.model} {routing} {mode} FAILED: {first_line(e)}", flush=True)
                 continue
             err = max(errors.values())
+            fused_err = max(fused_errors.values()) if fused_errors else float("nan")
             if mode.startswith("compile"):  # compiled by the warm-up; checked as it runs
                 compiled_errors = check(chosen, x, bias, grad_out, leaves, backward)
                 err = max(compiled_errors.values())
                 print(check_line(f"{cfg.model} {routing} {mode}", compiled_errors), flush=True)
+                if "fused" in chosen:
+                    fused_err = max(check(chosen, x, bias, grad_out, leaves, backward, "fused").values())
             flops = layer_gemm_flops(cfg.T, cfg.topk, cfg.H, cfg.I, backward=backward)
             r = {"config": cfg.model, "key": cfg.key, "routing": routing, "mode": mode,
                  "torch_ms": t["torch"] * 1e3, "gemmops_ms": t["gemmops"] * 1e3, "ratio": t["torch"] / t["gemmops"],
                  "torch_tflops": flops / t["torch"] / 1e12, "gemmops_tflops": flops / t["gemmops"] / 1e12,
                  "torch_peak_mib": peak["torch"] / 2**20, "gemmops_peak_mib": peak["gemmops"] / 2**20,
-                 "err": err, "sonic_ms": t["sonic"] * 1e3 if "sonic" in t else float("nan"), "sonic_err": sonic_err}
+                 "err": err, "sonic_ms": t["sonic"] * 1e3 if "sonic" in t else float("nan"), "sonic_err": sonic_err,
+                 "fused_ms": t["fused"] * 1e3 if "fused" in t else float("nan"),
+                 "fused_ratio": t["torch"] / t["fused"] if "fused" in t else float("nan"),
+                 "fused_peak_mib": peak["fused"] / 2**20 if "fused" in peak else float("nan"), "fused_err": fused_err}
             rows.append(r)
-            print("  " + padded(row_cells(r, sonic_fn is not None), PROGRESS_WIDTHS, left=3), flush=True)
+            print("  " + padded(row_cells(r, sonic_fn is not None, a.fused), PROGRESS_WIDTHS, left=3), flush=True)
     return rows
 
 
@@ -303,14 +330,29 @@ HEADERS = ["config", "routing", "mode", "torch ms", "gemmops ms", "torch/gemmops
            "gemmops TFLOP/s", "torch peak MiB", "gemmops peak MiB", "rel err"]
 
 
-PROGRESS_WIDTHS = [22, 6, 15] + [10] * 9  # the rows as they finish; the table printed last is aligned to fit
+PROGRESS_WIDTHS = [22, 6, 15] + [10] * 14  # the rows as they finish; the table printed last is aligned to fit
 
 
-def row_cells(r, peers):
+FUSED_HEADERS = ["fused ms", "torch/fused", "fused peak MiB", "fused rel err"]
+
+
+def row_cells(r, peers, fused=False):
     cells = [r["config"], r["routing"], r["mode"], fmt(r["torch_ms"], ".3f"), fmt(r["gemmops_ms"], ".3f"),
              fmt(r["ratio"], ".3f"), fmt(r["torch_tflops"], ".0f"), fmt(r["gemmops_tflops"], ".0f"),
              fmt(r["torch_peak_mib"], ".0f"), fmt(r["gemmops_peak_mib"], ".0f"), fmt(r["err"], ".1e")]
+    if fused:
+        cells += [fmt(r["fused_ms"], ".3f"), fmt(r["fused_ratio"], ".3f"), fmt(r["fused_peak_mib"], ".0f"),
+                  fmt(r["fused_err"], ".1e")]
     return cells + ([fmt(r["sonic_ms"], ".3f")] if peers else [])
+
+
+def fused_lines(rows):
+    """torch/fused per mode (geometric mean): the fused layer's speed-up over the torch layer."""
+    rows = [r for r in rows if not math.isnan(r["fused_ms"])]
+    modes = sorted({r["mode"] for r in rows}, key=MODES.index)
+    return [f"geometric-mean torch/fused ({m}): "
+            f"{geometric_mean([r['fused_ratio'] for r in rows if r['mode'] == m]):.3f}x over "
+            f"{sum(1 for r in rows if r['mode'] == m)} rows (gemmops.torch.moe_experts)" for m in modes]
 
 
 def peer_lines(rows):
@@ -322,7 +364,7 @@ def peer_lines(rows):
 
 
 def markdown_section(rows, a, device_name, peers):
-    geo_lines = summary_lines(rows) + (peer_lines(rows) if peers else [])
+    geo_lines = summary_lines(rows) + (fused_lines(rows) if a.fused else []) + (peer_lines(rows) if peers else [])
     text = ("## MoE experts layer (bench/bench_layer.py)\n\n"
             "The whole layer as PyTorch users write it, once with torch._grouped_mm and once with "
             "gemmops.torch.grouped_mm, everything else identical: router, softmax + top-k, argsort of the expert "
@@ -341,8 +383,8 @@ def markdown_section(rows, a, device_name, peers):
             "gradients (eager rows: of the eager forward and backward; compiled rows: of the compiled step "
             "timed). Generated by bench/bench_layer.py.\n\n")
     text += "".join(f"- {line}\n" for line in geo_lines) + "\n"
-    headers = HEADERS + (["SonicMoE ms"] if peers else [])
-    text += markdown_table(headers, [row_cells(r, peers) for r in rows], left=3)
+    headers = HEADERS + (FUSED_HEADERS if a.fused else []) + (["SonicMoE ms"] if peers else [])
+    text += markdown_table(headers, [row_cells(r, peers, a.fused) for r in rows], left=3)
     return text
 
 
@@ -358,6 +400,8 @@ def parse_args(argv=None):
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile modes")
     ap.add_argument("--markdown", help="write the BENCHMARKS.md section to this file")
     ap.add_argument("--peers", action="store_true", help="also time SonicMoE's fused layer, when importable")
+    ap.add_argument("--no-fused", dest="fused", action="store_false",
+                    help="skip the fused layer (gemmops.torch.moe_experts)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu (with --smoke: the code paths, tiny sizes)")
     ap.add_argument("--smoke", action="store_true", help="tiny configs and few iterations (a quick run of every path)")
@@ -398,12 +442,13 @@ def main(argv=None):
             torch._dynamo.reset()  # the config's compiled graphs hold its weights; no later config reuses them
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    failed = any(not r["err"] <= CHECK_LIMIT for r in rows)
+    failed = any(not r["err"] <= CHECK_LIMIT or r["fused_err"] > CHECK_LIMIT for r in rows)
     if rows:
         print()
-        headers = HEADERS + (["SonicMoE ms"] if sonic_fn is not None else [])
-        print(text_table(headers, [row_cells(r, sonic_fn is not None) for r in rows], left=3))
-        for line in summary_lines(rows) + (peer_lines(rows) if sonic_fn is not None else []):
+        headers = HEADERS + (FUSED_HEADERS if a.fused else []) + (["SonicMoE ms"] if sonic_fn is not None else [])
+        print(text_table(headers, [row_cells(r, sonic_fn is not None, a.fused) for r in rows], left=3))
+        for line in (summary_lines(rows) + (fused_lines(rows) if a.fused else []) +
+                     (peer_lines(rows) if sonic_fn is not None else [])):
             print(line)
     if failed:
         print(f"CHECK FAILED: a relative error above {CHECK_LIMIT:g} (see the rows)")

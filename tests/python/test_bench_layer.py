@@ -158,6 +158,9 @@ def test_the_layer_benchmark_runs_every_eager_path_on_the_cpu(tmp_path, capsys):
     assert bench_layer.main(["--device", "cpu", "--smoke", "--no-compile", "--markdown", str(md)]) == 0
     out = capsys.readouterr().out
     assert "geometric-mean torch/gemmops (eager-fwd)" in out and "slowest row for gemmops" in out
+    # The fused layer (gemmops.torch.moe_experts) is checked against torch's and timed beside it.
+    assert "fused vs torch, relative errors" in out and "CHECK FAILED" not in out
+    assert "geometric-mean torch/fused (eager-fwd+bwd)" in out
     text = md.read_text()
     assert text.startswith("## MoE experts layer (bench/bench_layer.py)")
     rows = [line for line in text.splitlines() if line.startswith("| tiny")]
