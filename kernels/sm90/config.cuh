@@ -84,6 +84,9 @@ struct KernelConfig {
   /// Rows of out one consumer warpgroup computes and stores per tile, in 64-row wgmma atoms.
   GEMMOPS_HD constexpr int warpgroup_rows() const { return pingpong() ? tile_m : tile_m / consumers; }
   GEMMOPS_HD constexpr int m_atoms() const { return warpgroup_rows() / 64; }
+  /// More than 128 fp32 accumulators a consumer thread (128x192 ping-pong: 192): the consumers take
+  /// 240 registers, and the split-K fix-up does not fit beside them (no split-K twin, plan.cpp).
+  GEMMOPS_HD constexpr bool wide_accumulators() const { return m_atoms() * tile_n > 256; }
   /// Tiles a CTA works on at once (the raster's footprint counts them).
   GEMMOPS_HD constexpr int tiles_in_flight() const { return pingpong() ? consumers : 1; }
 

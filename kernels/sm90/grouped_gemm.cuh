@@ -435,7 +435,7 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   // ---- roles: warpgroup 0 produces (one warp issues TMA), the others consume
   // 192 accumulators a thread (128x192 a warpgroup) need the consumers at 240 registers, so the
   // producer gives up more: 32 * 128 + 240 * 256 fits the 64 K registers of the SM.
-  constexpr bool kWideAccumulators = C.m_atoms() * C.tile_n > 256;
+  constexpr bool kWideAccumulators = C.wide_accumulators();
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<kWideAccumulators ? 32 : 40>();
     if (threadIdx.x / 32 == 0 && ptx::elect_one()) produce<C>(p, s, rank);

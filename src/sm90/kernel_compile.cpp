@@ -16,8 +16,8 @@ jit::CompileRequest make_compile_request(const std::string& kernel_name, const K
   req.name_expressions = {instantiation_text(c)};
   // The M-grouped forms also get the split-K kernel, in the same cubin: run() takes it for the
   // sizes the estimate splits, and the kernel that does not split carries none of its code. Not
-  // with an epilogue op: those never split K (plan.cpp).
-  if (c.group_axis == kernels::sm90::GroupAxis::m && c.op.identity()) {
+  // with an epilogue op, nor with 192 accumulators a thread: those never split K (plan.cpp).
+  if (has_split_k_twin(c)) {
     KernelConfig split = c;
     split.split_k = true;
     req.name_expressions.push_back(instantiation_text(split));

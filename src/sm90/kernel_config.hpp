@@ -30,4 +30,10 @@ KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major 
 /// "gemmops::kernels::sm90::grouped_gemm_kernel<gemmops::kernels::sm90::KernelConfig{.tile_m = 128, ...}>"
 std::string instantiation_text(const KernelConfig& c);
 
+/// Whether the kernel has a split-K twin in its cubin: M-grouped (and dense, batched) forms without
+/// an epilogue op and without wide accumulators (the fix-up spills beside 192 a thread).
+inline bool has_split_k_twin(const KernelConfig& c) {
+  return c.group_axis == kernels::sm90::GroupAxis::m && c.op.identity() && !c.wide_accumulators();
+}
+
 }  // namespace gemmops::sm90

@@ -29,7 +29,7 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
   // launches (group_chunks.hpp). With an epilogue op K is never split: the op's kernels have no
   // split-K twin (every unit would start from the bias; docs/kernels.md), and the problems that
   // split (few tiles, long K) are not the ones that fuse an activation.
-  if (config_.op.identity()) {
+  if (has_split_k_twin(config_)) {
     chosen_splits_ = choose_split_k(problem_, design).splits;
     estimate_us_ = estimate_time_us(problem_, design);
   } else {
@@ -44,7 +44,7 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
 }
 
 int Sm90Plan::splits() const {
-  if (!config_.op.identity()) return 1;  // no split-K twin with an op (constructor)
+  if (!has_split_k_twin(config_)) return 1;  // with an op or wide accumulators (constructor)
   if (auto forced = env::split_k()) return std::clamp(*forced, 1, max_split_k(problem_));
   return chosen_splits_;
 }
