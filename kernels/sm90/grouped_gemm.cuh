@@ -31,27 +31,38 @@ using ::cuda::std::uint64_t;
 using ::cuda::std::uint8_t;
 using ::cuda::std::uintptr_t;
 
-/// The shared-memory carve-up of one CTA.
+/// The shared-memory carve-up of one CTA: one 32-bit shared address, and each part's generic pointer
+/// computed from it where it is used. NVRTC keeps shared pointers 64-bit (nvcc makes them 32-bit and
+/// has no spill here), so the nine pointers this held cost the 128x192 ping-pong consumers the
+/// registers they spilled (bench/NOTES.md v16).
 template <KernelConfig C>
 struct SharedStorage {
-  uint8_t* a;        // (STAGES, TILE_M, TILE_K) K-major or (STAGES, TILE_M/64, TILE_K, 64) M-major, 16-bit
-  uint8_t* b;        // (STAGES, TILE_N, TILE_K) K-major, or (STAGES, TILE_N/64, TILE_K, 64) N-major
-  uint8_t* epi;      // (CONSUMERS, RING, 64, 64) TMA epilogue staging boxes (empty otherwise)
-  uint64_t* full;    // (STAGES,) TMA bytes landed
-  uint64_t* empty;   // (STAGES,) consumers done with the stage
-  uint64_t* turn;    // (2,) ping-pong: turn[c] completes when warpgroup c may start its next main loop
-  SchedulerTable table;
+  uint32_t base;    // 1024-byte aligned shared address of the stages
+  int groups;
+  static constexpr uint32_t kB = C.stages * C.a_stage_bytes();
+  static constexpr uint32_t kEpi = kB + C.stages * C.b_stage_bytes();
+  static constexpr uint32_t kFull = kEpi + C.epilogue_bytes();
+  static constexpr uint32_t kEmpty = kFull + 8 * C.stages;
+  static constexpr uint32_t kTurn = kEmpty + 8 * C.stages;
+  static constexpr uint32_t kTables = kTurn + 16;
 
-  __device__ explicit SharedStorage(uint8_t* raw, int groups) {
-    uint8_t* base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
-    a = base;
-    b = a + C.stages * C.a_stage_bytes();
-    epi = b + C.stages * C.b_stage_bytes();
-    full = reinterpret_cast<uint64_t*>(epi + C.epilogue_bytes());
-    empty = full + C.stages;
-    turn = empty + C.stages;
-    int* tables = reinterpret_cast<int*>(turn + 2);
-    table = {tables, tables + groups, tables + 2 * groups};
+  __device__ static void* generic(uint32_t shared_address) {
+    return __cvta_shared_to_generic(static_cast<size_t>(shared_address));
+  }
+  __device__ uint8_t* a() const { return static_cast<uint8_t*>(generic(base)); }
+  __device__ uint8_t* b() const { return static_cast<uint8_t*>(generic(base + kB)); }
+  __device__ uint8_t* epi() const { return static_cast<uint8_t*>(generic(base + kEpi)); }
+  __device__ uint64_t* full(int i) const { return static_cast<uint64_t*>(generic(base + kFull + 8 * i)); }
+  __device__ uint64_t* empty(int i) const { return static_cast<uint64_t*>(generic(base + kEmpty + 8 * i)); }
+  __device__ uint64_t* turn(int i) const { return static_cast<uint64_t*>(generic(base + kTurn + 8 * i)); }
+  __device__ SchedulerTable table() const {
+    int* tables = static_cast<int*>(generic(base + kTables));
+    return {tables, tables + groups, tables + 2 * groups};
+  }
+
+  __device__ explicit SharedStorage(uint8_t* raw, int g) : groups(g) {
+    const uint32_t shared = static_cast<uint32_t>(__cvta_generic_to_shared(raw));
+    base = (shared + 1023u) & ~1023u;
   }
 };
 
@@ -113,7 +124,7 @@ template <KernelConfig C>
 __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank) {
   int stage = 0;
   uint32_t phase = 0;
-  for (Tiles<C> it(p, s.table); it.valid(); it.advance()) {
+  for (Tiles<C> it(p, s.table()); it.valid(); it.advance()) {
     const TileCoord tc = it.current();
     const int a_row0 = tc.a_row0 + static_cast<int>(rank) * C.tile_m;
     // B's group coordinate: K-grouped B is one (K, N) matrix. (The zero tail's tiles, past the
@@ -121,11 +132,11 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
     const int b_group = C.group_axis == GroupAxis::m ? tc.group : 0;
     const int k_blocks = k_blocks_of(tc);
     for (int kb = 0; kb < k_blocks; ++kb) {
-      ptx::mbarrier_wait(&s.empty[stage], phase ^ 1);
-      uint64_t* bar = &s.full[stage];
+      ptx::mbarrier_wait(s.empty(stage), phase ^ 1);
+      uint64_t* bar = s.full(stage);
       ptx::mbarrier_arrive_expect_tx(bar, C.stage_bytes());
       const int k0 = tc.k_begin + kb * C.tile_k;
-      uint8_t* a_dst = s.a + stage * C.a_stage_bytes();
+      uint8_t* a_dst = s.a() + stage * C.a_stage_bytes();
       if constexpr (C.a_major == AMajor::k) {
         ptx::tma_load_2d(a_dst, &p.map_a, k0, a_row0, bar);
       } else {
@@ -133,7 +144,7 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
         for (int j = 0; j < C.tile_m / 64; ++j)  // one 64-row M atom per box
           ptx::tma_load_2d(a_dst + j * 64 * C.tile_k * 2, &p.map_a, a_row0 + 64 * j, k0, bar);
       }
-      uint8_t* b_dst = s.b + stage * C.b_stage_bytes();
+      uint8_t* b_dst = s.b() + stage * C.b_stage_bytes();
       if constexpr (C.op.split_b()) {
         load_b_halves<C>(p, b_dst, k0, tc.col0, b_group, bar, rank);
       } else if constexpr (C.cluster_m == 1) {
@@ -178,8 +189,8 @@ __device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, 
   // Named barriers after the TMA epilogue's per-warpgroup ones (1 .. consumers).
   const int barrier = 1 + C.consumers + (C.pingpong() ? consumer : 0);
   const int t = static_cast<int>(threadIdx.x) - 128 - (C.pingpong() ? 128 * consumer : 0);
-  uint8_t* a = s.a + stage * C.a_stage_bytes();
-  uint8_t* b = s.b + stage * C.b_stage_bytes();
+  uint8_t* a = s.a() + stage * C.a_stage_bytes();
+  uint8_t* b = s.b() + stage * C.b_stage_bytes();
   zero_k_range<C.a_major == AMajor::k>(a, C.tile_m, slices_lo, lo, t, kThreads);
   zero_k_range<C.a_major == AMajor::k>(a, C.tile_m, hi, slices_hi, t, kThreads);
   zero_k_range<C.b_major == BMajor::k>(b, C.tile_n, slices_lo, lo, t, kThreads);
@@ -231,10 +242,10 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
   // A stage is free again once the consumers of every CTA that receives its B multicast are done.
   auto release = [&](int st) {
     if constexpr (C.cluster_m == 1) {
-      ptx::mbarrier_arrive(&s.empty[st]);
+      ptx::mbarrier_arrive(s.empty(st));
     } else {
 #pragma unroll
-      for (int c = 0; c < C.cluster_m; ++c) ptx::mbarrier_arrive_cluster(ptx::map_to_rank(&s.empty[st], c));
+      for (int c = 0; c < C.cluster_m; ++c) ptx::mbarrier_arrive_cluster(ptx::map_to_rank(s.empty(st), c));
     }
   };
   // Ping-pong: the warpgroups run their main loops in tile order, each starting once the other has
@@ -243,7 +254,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
   // warpgroup waits on is never a whole ring ahead of its barrier (the parity would alias).
   int nth = 0;       // tiles this CTA has walked
   int ring_pos = 0;  // the TMA epilogue's place in this warpgroup's ring of staging boxes
-  for (Tiles<C, kConsumersDivideFast<C>> it(p, s.table); it.valid(); it.advance(), ++nth) {
+  for (Tiles<C, kConsumersDivideFast<C>> it(p, s.table()); it.valid(); it.advance(), ++nth) {
     const TileCoord tc = it.current();
     const int k_blocks = k_blocks_of(tc);
     if constexpr (C.pingpong()) {
@@ -259,7 +270,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         // This warpgroup's own tiles are every other one, so its (nth / 2)-th wait (consumer 1) or
         // (nth / 2 - 1)-th (consumer 0) has that parity; computed, not carried, which saves the
         // 128x192 ping-pong kernel the register it spilled.
-        ptx::mbarrier_wait(&s.turn[consumer], static_cast<uint32_t>(((nth >> 1) + consumer + 1) & 1));
+        ptx::mbarrier_wait(s.turn(consumer), static_cast<uint32_t>(((nth >> 1) + consumer + 1) & 1));
       }
     }
     // This warpgroup's rows of out and its first atom of the stage's A tile.
@@ -277,7 +288,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     constexpr int kFirstAccumulates = C.op.bias ? 1 : 0;
     for (int kb = 0; kb < k_blocks; ++kb) {
       const int stage = cur.stage;
-      ptx::mbarrier_wait(&s.full[stage], cur.phase);
+      ptx::mbarrier_wait(s.full(stage), cur.phase);
       constexpr int kSlices = C.tile_k / 16;
       int slice_lo = 0, slice_hi = kSlices;  // the 16-wide k slices of the stage the MMA reads
       if constexpr (C.group_axis == GroupAxis::k) {
@@ -288,8 +299,8 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         slice_hi = (hi + 15) / 16;
         if (lo > 16 * slice_lo || hi < 16 * slice_hi) clear_k_outside<C>(s, stage, 16 * slice_lo, lo, hi, 16 * slice_hi, consumer);
       }
-      const uint8_t* a_tile = s.a + stage * C.a_stage_bytes() + a_atom0 * kAtomBytes;
-      const uint8_t* b_tile = s.b + stage * C.b_stage_bytes();
+      const uint8_t* a_tile = s.a() + stage * C.a_stage_bytes() + a_atom0 * kAtomBytes;
+      const uint8_t* b_tile = s.b() + stage * C.b_stage_bytes();
       const uint64_t desc_b = kTransB ? ptx::make_smem_desc_sw128(b_tile, 64 * C.tile_k * 2, 1024)
                                       : ptx::make_smem_desc_sw128(b_tile, 16, 1024);
       // One 16-wide k slice of every atom. Every atom, live or not: a branch between wgmmas makes
@@ -341,7 +352,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       // Every warp arrives, not one for the warpgroup: its warps are coupled only by the MMAs, so on
       // tiles without any (empty K ranges) a lagging warp would still be waiting for a turn that
       // the leading warps had already passed twice, and the parity of its wait would alias (hang).
-      if (release_lane) ptx::mbarrier_arrive(&s.turn[consumer ^ 1]);
+      if (release_lane) ptx::mbarrier_arrive(s.turn(consumer ^ 1));
     }
     ptx::wgmma_wait<0>();
 #pragma unroll
@@ -366,7 +377,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
                           tc.group >= p.group_base + p.groups};
     auto store_tile = [&](auto& values) {
       StoreMechanism<C>::template store<C.op, C.tile_n, kAtoms, C.epilogue_ring()>(
-          values, ctx, s.epi + consumer * C.epilogue_warpgroup_bytes(), ring_pos, p);
+          values, ctx, s.epi() + consumer * C.epilogue_warpgroup_bytes(), ring_pos, p);
     };
     if constexpr (C.op.identity()) {
       // An empty K range (K-grouped) or K = 0: no MMA wrote the accumulators, the tile is zeros,
@@ -418,15 +429,15 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
     ptx::prefetch_tensor_map(&p.map_a);
     ptx::prefetch_tensor_map(&p.map_b);
     for (int i = 0; i < C.stages; ++i) {
-      ptx::mbarrier_init(&s.full[i], 1);
+      ptx::mbarrier_init(s.full(i), 1);
       // Lane 0 of every consumer warp that reads the stage, in every CTA its B multicast reaches.
-      ptx::mbarrier_init(&s.empty[i], (C.pingpong() ? 1 : C.consumers) * 4 * C.cluster_m);
+      ptx::mbarrier_init(s.empty(i), (C.pingpong() ? 1 : C.consumers) * 4 * C.cluster_m);
     }
-    ptx::mbarrier_init(&s.turn[0], 4);  // lane 0 of each warp of the other warpgroup
-    ptx::mbarrier_init(&s.turn[1], 4);
+    ptx::mbarrier_init(s.turn(0), 4);  // lane 0 of each warp of the other warpgroup
+    ptx::mbarrier_init(s.turn(1), 4);
     ptx::fence_barrier_init();
   }
-  build_scheduler_table<C.unit_m(), C.tile_n, C.group_axis>(p, s.table);
+  build_scheduler_table<C.unit_m(), C.tile_n, C.group_axis>(p, s.table());
   __syncthreads();
   const uint32_t rank = C.cluster_m > 1 ? ptx::cluster_ctarank() : 0;
   // The peer's barriers must be initialised before its multicasts or arrivals can reach them.

@@ -89,9 +89,15 @@ const Sm90Design kDesigns[] = {
     // after every timed design until a sweep fits their calibrations (bench/NOTES.md v16).
     // 192-wide tiles (QuACK's pick for the seed problem): 2048 columns are 11 tiles, and 128-row
     // tiles of the seed's 683-row groups make 792 tiles, 6 per SM on 132 SMs where 128x256 makes
-    // 4.4 waves. (128x192 ping-pong, QuACK's own pick, holds 192 accumulators a thread: without a
-    // split-K twin its M-grouped kernel still spills 4 bytes (12 with an N-major B on 2 CTAs) under
-    // NVRTC, so it is not registered until the consumer loses a register; bench/NOTES.md v16.)
+    // 4.4 waves. Ping-pong (QuACK's own pick): a warpgroup holds 128x192 fp32 accumulators, 192
+    // registers a thread, so no split-K twin, and spill-free only since the shared storage keeps
+    // 32-bit addresses. (Its 2-CTA twin still spills 4 bytes with A M-major and B N-major; not
+    // registered.)
+    {.design = tile(128, 192, 5, Schedule::pingpong),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.90, .bandwidth_efficiency = 0.85,
+                     .tile_overhead_us = 1.8, .k_grouped_time_scale = 1.08},
+     .trial = true},
     // Cooperative, 64 rows a warpgroup: 96 accumulators a thread.
     {.design = tile(128, 192, 5, Schedule::cooperative, 2),
      .consumers = 2,
