@@ -9,6 +9,7 @@
 
 #include "ptx/tma_store.cuh"
 #include "ptx/warp.cuh"
+#include "sm90/barriers.cuh"
 #include "sm90/config.cuh"
 #include "sm90/epilogue.cuh"
 #include "sm90/epilogue_op.cuh"
@@ -93,7 +94,7 @@ struct TmaStoreEpilogue {
                                                    int row0, int col0) {
     static_assert(kRing >= 1, "at least one staging box");
     const int t = threadIdx.x % 128;
-    const int barrier = 1 + consumer;  // named barrier of this warpgroup (0 is __syncthreads')
+    const int barrier = warpgroup_barrier(consumer);  // this warpgroup's own (barriers.cuh)
     const int r = (t / 32) * 16 + (t % 32) / 4;  // row in the slab (and r + 8)
     if (t == 0) ptx::tma_store_wait_read<kRing - 1>();
     ptx::named_barrier_sync(barrier, 128);

@@ -14,6 +14,7 @@
 #include "ptx/tma.cuh"
 #include "ptx/warp.cuh"
 #include "ptx/wgmma.cuh"
+#include "sm90/barriers.cuh"
 #include "sm90/config.cuh"
 #include "sm90/epilogue.cuh"
 #include "sm90/epilogue_op.cuh"
@@ -174,9 +175,7 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
 template <KernelConfig C>
 __device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, int slices_lo, int lo, int hi,
                                                 int slices_hi, int consumer) {
-  constexpr int kThreads = C.pingpong() ? 128 : 128 * C.consumers;
-  // Named barriers after the TMA epilogue's per-warpgroup ones (1 .. consumers).
-  const int barrier = 1 + C.consumers + (C.pingpong() ? consumer : 0);
+  constexpr int kThreads = k_clear_threads<C>();
   const int t = static_cast<int>(threadIdx.x) - 128 - (C.pingpong() ? 128 * consumer : 0);
   uint8_t* a = s.a + stage * C.a_stage_bytes();
   uint8_t* b = s.b + stage * C.b_stage_bytes();
@@ -185,7 +184,7 @@ __device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, 
   zero_k_range<C.b_major == BMajor::k>(b, C.tile_n, slices_lo, lo, t, kThreads);
   zero_k_range<C.b_major == BMajor::k>(b, C.tile_n, hi, slices_hi, t, kThreads);
   ptx::fence_proxy_async_shared();
-  ptx::named_barrier_sync(barrier, kThreads);
+  ptx::named_barrier_sync(k_clear_barrier<C>(consumer), kThreads);
 }
 
 /// How a tile leaves: direct 16-byte stores or TMA bulk stores from shared memory.
@@ -355,7 +354,8 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
           // as the host splits at most k-blocks / 4 ways): no partials to add or wait for, and its
           // accumulators were never written. Split 0 stores the zeros, the others nothing.
           if (tc.split != 0) continue;
-        } else if (!split_k_fixup<C, kAtoms>(acc, p, tc, split_k_slot<C>(tc, rank, consumer), 1 + consumer)) {
+        } else if (!split_k_fixup<C, kAtoms>(acc, p, tc, split_k_slot<C>(tc, rank, consumer),
+                                                  warpgroup_barrier(consumer))) {
           continue;
         }
       }
@@ -409,6 +409,7 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   static_assert(C.out_tile_n() % 32 == 0, "the direct store transposes 32 columns at a time");
   static_assert(!C.op.bias || C.op.bias_type == ElemType::fp32 || C.op.bias_type == C.out,
                 "a bias is fp32 or out's type");
+  static_assert(named_barriers<C>() <= 16, "a CTA has 16 named barriers");
   extern __shared__ uint8_t smem_raw[];
   SharedStorage<C> s(smem_raw, table_groups(p));
 
