@@ -30,7 +30,7 @@ enum class Gate : int { concatenated = 0, interleaved = 1 };
 /// The fused epilogue op, a compile-time part of the kernel applied to the fp32 accumulators before
 /// they are converted and stored (sm90/epilogue_op.cuh): v = acc + bias[g, c]; v = act(v) (gated:
 /// act(gate, up), half the columns); out = convert(v * row_scale[r]). Its run-time values (pointers,
-/// alpha, limit) are in GroupedGemmParams::op. The default is the identity: the kernel of before.
+/// alpha, limit) are in GroupedGemmParams::op (OpParams). The default is the identity: the kernel of before.
 struct EpilogueOp {
   Act act = Act::none;
   Gate gate = Gate::concatenated;   // gated activations only

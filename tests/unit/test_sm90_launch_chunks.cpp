@@ -118,16 +118,16 @@ TEST(Sm90GroupChunksLaunch, twenty_thousand_groups_launch_in_order_on_the_stream
   for (size_t i = 0; i < params.size(); ++i) {
     SCOPED_TRACE("launch " + std::to_string(i));
     const bool last = i + 1 == params.size();
-    EXPECT_EQ(params[i].group_base, next);
-    EXPECT_EQ(params[i].offsets, offsets + next);
-    EXPECT_EQ(params[i].start_offset, next > 0 ? offsets + next - 1 : nullptr);
-    EXPECT_EQ(params[i].table_groups, params[i].groups + (last ? 1 : 0));
-    EXPECT_EQ(params[i].rows, 65536);
+    EXPECT_EQ(params[i].scheduler.group_base, next);
+    EXPECT_EQ(params[i].scheduler.offsets, offsets + next);
+    EXPECT_EQ(params[i].scheduler.start_offset, next > 0 ? offsets + next - 1 : nullptr);
+    EXPECT_EQ(params[i].scheduler.table_groups, params[i].scheduler.groups + (last ? 1 : 0));
+    EXPECT_EQ(params[i].scheduler.rows, 65536);
     EXPECT_EQ(launches[i].config.hStream, reinterpret_cast<CUstream>(uintptr_t{0x77}));
     EXPECT_EQ(launches[i].config.sharedMemBytes,
-              static_cast<unsigned>(c.smem_bytes(params[i].table_groups)));
+              static_cast<unsigned>(c.smem_bytes(params[i].scheduler.table_groups)));
     EXPECT_LE(launches[i].config.sharedMemBytes, static_cast<unsigned>(sm90::kSm90SmemBudget));
-    next += params[i].groups;
+    next += params[i].scheduler.groups;
   }
   EXPECT_EQ(next, 20000);
   EXPECT_TRUE(seen().memsets_before.empty());  // no split-K: no flags to clear
@@ -141,10 +141,10 @@ TEST(Sm90GroupChunksLaunch, k_grouped_chunks_count_their_results_from_their_firs
   ASSERT_GT(params.size(), 1u);
   int64_t next = 0;
   for (const GroupedGemmParams& p : params) {
-    EXPECT_EQ(p.group_base, next);
-    EXPECT_EQ(p.table_groups, p.groups);
-    EXPECT_EQ(p.k, 65536);
-    next += p.groups;
+    EXPECT_EQ(p.scheduler.group_base, next);
+    EXPECT_EQ(p.scheduler.table_groups, p.scheduler.groups);
+    EXPECT_EQ(p.scheduler.k, 65536);
+    next += p.scheduler.groups;
   }
   EXPECT_EQ(next, 3000);
 }
@@ -162,7 +162,7 @@ TEST(Sm90GroupChunksLaunch, split_k_flags_are_cleared_before_every_launch) {
   ASSERT_EQ(launches, 3u);  // 400 groups, 164 a launch
   ASSERT_EQ(seen().memsets_before.size(), launches);
   for (size_t i = 0; i < launches; ++i) EXPECT_EQ(seen().memsets_before[i], i) << "memset before launch " << i;
-  for (const GroupedGemmParams& params : seen().params) EXPECT_EQ(params.k_splits, 2);
+  for (const GroupedGemmParams& params : seen().params) EXPECT_EQ(params.split_k.k_splits, 2);
 }
 
 TEST(Sm90GroupChunksLaunch, no_groups_launch_only_for_the_zero_tail) {
@@ -174,9 +174,9 @@ TEST(Sm90GroupChunksLaunch, no_groups_launch_only_for_the_zero_tail) {
   args.zero_tail = true;
   ASSERT_TRUE(launch(args, sm90::sm90_designs()[0]));
   ASSERT_EQ(seen().params.size(), 1u);
-  EXPECT_EQ(seen().params[0].groups, 0);
-  EXPECT_EQ(seen().params[0].table_groups, seen().params[0].groups + 1);
-  EXPECT_EQ(seen().params[0].start_offset, nullptr);
+  EXPECT_EQ(seen().params[0].scheduler.groups, 0);
+  EXPECT_EQ(seen().params[0].scheduler.table_groups, seen().params[0].scheduler.groups + 1);
+  EXPECT_EQ(seen().params[0].scheduler.start_offset, nullptr);
 }
 
 TEST(Sm90GroupChunksLaunch, operands_without_k_map_one_element_at_outs_address) {
@@ -196,8 +196,8 @@ TEST(Sm90GroupChunksLaunch, operands_without_k_map_one_element_at_outs_address) 
   }
   EXPECT_EQ(seen().maps[2].dims, (std::vector<cuuint64_t>{2048, 1000}));  // out as it is
   ASSERT_EQ(seen().params.size(), 1u);
-  EXPECT_EQ(seen().params[0].k, 0);
-  EXPECT_EQ(seen().params[0].table_groups, seen().params[0].groups + 1);
+  EXPECT_EQ(seen().params[0].scheduler.k, 0);
+  EXPECT_EQ(seen().params[0].scheduler.table_groups, seen().params[0].scheduler.groups + 1);
 }
 
 }  // namespace
