@@ -88,7 +88,7 @@ __device__ __forceinline__ void load_b_halves(const GroupedGemmParams& p, uint8_
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       if (C.cluster_m == 2 && h != static_cast<int>(rank)) continue;
-      uint8_t* dst = b_dst + h * kHalf * C.tile_k * 2;
+      uint8_t* dst = b_dst + h * kHalf * C.k_row_bytes();
       if constexpr (C.cluster_m == 1)
         ptx::tma_load_3d(dst, &p.mainloop.map_b, k0, h == 0 ? gate0 : up0, b_group, bar);
       else
@@ -101,7 +101,7 @@ __device__ __forceinline__ void load_b_halves(const GroupedGemmParams& p, uint8_
     for (int j = 0; j < C.tile_n / 64; ++j) {
       if (C.cluster_m == 2 && j % 2 != static_cast<int>(rank)) continue;
       const int c = j < kAtomsPerHalf ? gate0 + 64 * j : up0 + 64 * (j - kAtomsPerHalf);
-      uint8_t* dst = b_dst + j * 64 * C.tile_k * 2;
+      uint8_t* dst = b_dst + j * 64 * C.k_row_bytes();
       if constexpr (C.cluster_m == 1)
         ptx::tma_load_3d(dst, &p.mainloop.map_b, c, k0, b_group, bar);
       else
@@ -132,7 +132,7 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
       } else {
 #pragma unroll
         for (int j = 0; j < C.tile_m / 64; ++j)  // one 64-row M atom per box
-          ptx::tma_load_2d(a_dst + j * 64 * C.tile_k * 2, &p.mainloop.map_a, a_row0 + 64 * j, k0, bar);
+          ptx::tma_load_2d(a_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_a, a_row0 + 64 * j, k0, bar);
       }
       uint8_t* b_dst = s.b + stage * C.b_stage_bytes();
       if constexpr (C.op.split_b()) {
@@ -143,7 +143,7 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
         } else {
 #pragma unroll
           for (int j = 0; j < C.tile_n / 64; ++j)  // one 64-wide N atom per box
-            ptx::tma_load_3d(b_dst + j * 64 * C.tile_k * 2, &p.mainloop.map_b, tc.col0 + 64 * j, k0, b_group, bar);
+            ptx::tma_load_3d(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, tc.col0 + 64 * j, k0, b_group, bar);
         }
       } else {
         // Each CTA loads its share of the B tile and multicasts it to the whole cluster, which
@@ -151,11 +151,11 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
         constexpr ::cuda::std::uint16_t kMask = (1u << C.cluster_m) - 1;
         if constexpr (C.b_major == BMajor::k) {
           const int r0 = static_cast<int>(rank) * C.b_rows_per_cta();
-          ptx::tma_load_3d_multicast(b_dst + r0 * C.tile_k * 2, &p.mainloop.map_b, k0, tc.col0 + r0, b_group, bar, kMask);
+          ptx::tma_load_3d_multicast(b_dst + r0 * C.k_row_bytes(), &p.mainloop.map_b, k0, tc.col0 + r0, b_group, bar, kMask);
         } else {
 #pragma unroll
           for (int j = static_cast<int>(rank); j < C.tile_n / 64; j += C.cluster_m)  // (3 atoms: 2 + 1)
-            ptx::tma_load_3d_multicast(b_dst + j * 64 * C.tile_k * 2, &p.mainloop.map_b, tc.col0 + 64 * j, k0, b_group, bar,
+            ptx::tma_load_3d_multicast(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, tc.col0 + 64 * j, k0, b_group, bar,
                                        kMask);
         }
       }
@@ -223,7 +223,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
   constexpr int kTransA = C.a_major == AMajor::m ? 1 : 0;
   constexpr int kTransB = C.b_major == BMajor::n ? 1 : 0;
   constexpr int kAtoms = C.m_atoms();
-  constexpr int kAtomBytes = 64 * C.tile_k * 2;  // 64 rows of A: one contiguous atom, either major
+  constexpr int kAtomBytes = 64 * C.k_row_bytes();  // 64 rows of A: one contiguous atom, either major
   float acc[kAtoms][C.tile_n / 2];  // (64, TILE_N) fp32 fragments of this warpgroup's rows
   PipelineCursor<C.stages> cur;
   const bool release_lane = (threadIdx.x % 32) == 0;
@@ -289,19 +289,20 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       }
       const uint8_t* a_tile = s.a + stage * C.a_stage_bytes() + a_atom0 * kAtomBytes;
       const uint8_t* b_tile = s.b + stage * C.b_stage_bytes();
-      const uint64_t desc_b = kTransB ? ptx::make_smem_desc_sw128(b_tile, 64 * C.tile_k * 2, 1024)
+      const uint64_t desc_b = kTransB ? ptx::make_smem_desc_sw128(b_tile, 64 * C.k_row_bytes(), 1024)
                                       : ptx::make_smem_desc_sw128(b_tile, 16, 1024);
       // One 16-wide k slice of every atom. Every atom, live or not: a branch between wgmmas makes
       // ptxas serialize them (C7520), which costs far more than the MMA of a dead atom the
       // epilogue never stores.
       auto mma_slice = [&](int kk, int accumulate) {
-        // K-major: 16 elements = 32 bytes along the swizzled row; MN-major: 16 k-rows of 128 bytes.
-        const uint32_t a_step = kTransA ? kk * 16 * 128 : kk * 32;
-        const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * 32;
+        // K-major: 16 elements along the swizzled row; MN-major: 16 k-rows of 128 bytes.
+        constexpr uint32_t kSliceBytes = 16 * elem_bytes(C.ab);
+        const uint32_t a_step = kTransA ? kk * 16 * 128 : kk * kSliceBytes;
+        const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * kSliceBytes;
 #pragma unroll
         for (int a = 0; a < kAtoms; ++a) {
           const uint8_t* atom = a_tile + a * kAtomBytes;
-          const uint64_t desc_a = kTransA ? ptx::make_smem_desc_sw128(atom, 64 * C.tile_k * 2, 1024)
+          const uint64_t desc_a = kTransA ? ptx::make_smem_desc_sw128(atom, 64 * C.k_row_bytes(), 1024)
                                           : ptx::make_smem_desc_sw128(atom, 16, 1024);
           mma_k16<C.tile_n, C.ab, kTransA, kTransB>(acc[a], ptx::desc_advance(desc_a, a_step),
                                                     ptx::desc_advance(desc_b, b_step), accumulate);
@@ -398,7 +399,7 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   // registers for addresses and the epilogue under their 232-240 (setmaxnreg).
   static_assert(C.m_atoms() * C.tile_n <= 2 * 192, "at most 192 fp32 accumulators a consumer thread");
   static_assert(!C.pingpong() || (C.consumers == 2 && C.tile_m % 64 == 0), "ping-pong: two warpgroups");
-  static_assert(C.tile_k == 64, "tile_k is one 128-byte swizzle row of 16-bit elements");
+  static_assert(C.tile_k == 64 && C.k_row_bytes() == 128, "tile_k is one 128-byte swizzle row of 16-bit elements");
   static_assert(C.ab != ElemType::fp32, "fp32 inputs have no wgmma path here");
   static_assert(C.cluster_m == 1 || C.cluster_m == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(C.epilogue == 0 || C.out != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");

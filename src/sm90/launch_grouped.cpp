@@ -23,8 +23,19 @@ namespace {
 using kernels::sm90::BMajor;
 using kernels::sm90::TensorMap;
 
-CUtensorMapDataType tma_type(DType t) {
-  return t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+// The TMA element type of a dtype: its size is what the box and stride bytes count in. 8-bit floats
+// travel as bytes (TMA has no fp8 type); a dtype without one is refused, never taken for another.
+Result<CUtensorMapDataType> tma_type(DType t, const char* operand) {
+  switch (t) {
+    case DType::bf16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case DType::fp16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case DType::fp32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case DType::e4m3:
+    case DType::e5m2: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    default: break;
+  }
+  return unsupported(std::string(operand) + ": sm90 tensor maps take bf16, fp16, fp32, e4m3 or e5m2; got " +
+                     std::string(name(t)));
 }
 
 void store_map(const CUtensorMap& m, TensorMap* dst) {
@@ -89,7 +100,10 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   GEMMOPS_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
   kernels::sm90::GroupedGemmParams params{};
   const uint64_t esize = size_of(p.a->dtype);
-  const CUtensorMapDataType type = tma_type(p.a->dtype);
+  if (p.b->dtype != p.a->dtype)
+    return unsupported("B: sm90 kernels need A and B of one dtype; got " + std::string(name(p.a->dtype)) + " and " +
+                       std::string(name(p.b->dtype)));
+  GEMMOPS_ASSIGN_OR_RETURN(const CUtensorMapDataType type, tma_type(p.a->dtype, "A"));
   {  // A (rows, K): K-major boxes are (TILE_K, TILE_M); M-major boxes one 64-row M atom (64, TILE_K)
     const bool k_major = c.a_major == kernels::sm90::AMajor::k;
     const int64_t inner = map_extent(*p.a, k_major ? p.k : p.rows), outer = map_extent(*p.a, k_major ? p.rows : p.k);
@@ -131,8 +145,9 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
     const uint64_t dims[2] = {at_least_one(out_cols), at_least_one(p.out_rows)};
     const uint64_t strides[1] = {stride_bytes(p.out_row_stride, p.out_rows, out_esize)};
     const uint32_t box[2] = {64, 64};
-    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, tma_type(p.out->dtype), 2, p.out->data, dims,
-                                                               strides, box, CU_TENSOR_MAP_SWIZZLE_128B));
+    GEMMOPS_ASSIGN_OR_RETURN(const CUtensorMapDataType out_type, tma_type(p.out->dtype, "out"));
+    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, out_type, 2, p.out->data, dims, strides, box,
+                                                               CU_TENSOR_MAP_SWIZZLE_128B));
     store_map(m, &params.store.map_out);
   }
   params.store.out = p.out->data;

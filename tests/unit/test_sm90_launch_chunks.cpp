@@ -31,6 +31,7 @@ struct Seen {
   struct Map {
     const void* base;
     std::vector<cuuint64_t> dims, strides;
+    CUtensorMapDataType type;
   };
   std::vector<Map> maps;
 };
@@ -60,12 +61,12 @@ struct RecordingDriver {
       *n = 66;
       return CUDA_SUCCESS;
     };
-    fake.api().cuTensorMapEncodeTiled = [](CUtensorMap* m, CUtensorMapDataType, cuuint32_t rank, void* base,
+    fake.api().cuTensorMapEncodeTiled = [](CUtensorMap* m, CUtensorMapDataType type, cuuint32_t rank, void* base,
                                            const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t*,
                                            const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
                                            CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
-      seen().maps.push_back(
-          {base, std::vector<cuuint64_t>(dims, dims + rank), std::vector<cuuint64_t>(strides, strides + rank - 1)});
+      seen().maps.push_back({base, std::vector<cuuint64_t>(dims, dims + rank),
+                             std::vector<cuuint64_t>(strides, strides + rank - 1), type});
       std::memset(m, 0xAB, sizeof(*m));
       return CUDA_SUCCESS;
     };
@@ -198,6 +199,29 @@ TEST(Sm90GroupChunksLaunch, operands_without_k_map_one_element_at_outs_address) 
   ASSERT_EQ(seen().params.size(), 1u);
   EXPECT_EQ(seen().params[0].scheduler.k, 0);
   EXPECT_EQ(seen().params[0].scheduler.table_groups, seen().params[0].scheduler.groups + 1);
+}
+
+TEST(Sm90GroupChunksLaunch, tensor_maps_take_the_element_type_of_their_dtype_and_refuse_others) {
+  RecordingDriver driver;
+  GroupedGemmArguments args = with_data(testing::moe_forward(8, 1000, 256, 512));
+  ASSERT_TRUE(launch(args, design_named("128x256x64_c2x1_s3_coop_tma")));
+  ASSERT_EQ(seen().maps.size(), 3u);  // A, B and out (the TMA epilogue)
+  for (const Seen::Map& m : seen().maps) EXPECT_EQ(m.type, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  // A dtype without a TMA element type is refused, never mapped as another of its size.
+  auto p = sm90::map_problem(args);
+  ASSERT_TRUE(p) << p.status().to_string();
+  const TensorDesc a_i32(DType::i32, args.A.shape, args.A.strides, kCuda, args.A.data);
+  const TensorDesc b_i32(DType::i32, args.B.shape, args.B.strides, kCuda, args.B.data);
+  p->a = &a_i32;
+  p->b = &b_i32;
+  const auto c = sm90::make_kernel_config(design_named("128x256x64_c2x1_s3_coop_tma"), DType::bf16, DType::bf16,
+                                          Major::k, Major::k, false);
+  const auto params = sm90::make_params(*p, c);
+  ASSERT_FALSE(params);
+  EXPECT_EQ(params.status().code(), ErrorCode::unsupported) << params.status().to_string();
+  EXPECT_NE(params.status().message().find("A: sm90 tensor maps take bf16, fp16, fp32, e4m3 or e5m2; got int32"),
+            std::string::npos)
+      << params.status().message();
 }
 
 }  // namespace
