@@ -55,7 +55,7 @@ struct EpilogueOp {
 struct KernelConfig {
   int tile_m = 128;          // cooperative: the consumers' rows together (64 or 128 each); ping-pong: a warpgroup's tile
   int tile_n = 256;          // 64, 128, 192 or 256 (one wgmma instruction spans the whole tile width)
-  int tile_k = 64;           // one 128-byte swizzle row of 16-bit elements (k_row_bytes())
+  int tile_k = 64;           // one 128-byte swizzle row of 16-bit elements (k_row_bytes)
   int stages = 4;            // shared-memory pipeline depth
   int consumers = 2;         // consumer warpgroups
   ElemType ab = ElemType::bf16;

@@ -51,8 +51,8 @@ struct TmaStoreEpilogue {
       if (a == full && 64 * a < rows_left) {  // uniform across the warpgroup
         const float s0 = f.row_scale(a, 0), s1 = f.row_scale(a, 1);
         StoreEpilogue<kOut>::template store_slab<kTileN>([&](int i) { return f.entry(a, i, (i / 2) % 2 ? s1 : s0); },
-                                                         p.store.out, p.store.out_row_stride, row0 + 64 * a, row_end, col0,
-                                                         out_n<kOp>(p.scheduler.n));
+                                                         p.store.out, p.store.out_row_stride, row0 + 64 * a, row_end,
+                                                         col0, out_n<kOp>(p.scheduler.n));
       }
     if (full == 0) return;
     // The staging boxes form a ring, written in order, each box's store its own bulk group: before

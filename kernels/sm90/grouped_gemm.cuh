@@ -151,12 +151,13 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
         constexpr ::cuda::std::uint16_t kMask = (1u << C.cluster_m) - 1;
         if constexpr (C.b_major == BMajor::k) {
           const int r0 = static_cast<int>(rank) * C.b_rows_per_cta();
-          ptx::tma_load_3d_multicast(b_dst + r0 * C.k_row_bytes(), &p.mainloop.map_b, k0, tc.col0 + r0, b_group, bar, kMask);
+          ptx::tma_load_3d_multicast(b_dst + r0 * C.k_row_bytes(), &p.mainloop.map_b, k0, tc.col0 + r0, b_group, bar,
+                                     kMask);
         } else {
 #pragma unroll
           for (int j = static_cast<int>(rank); j < C.tile_n / 64; j += C.cluster_m)  // (3 atoms: 2 + 1)
-            ptx::tma_load_3d_multicast(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, tc.col0 + 64 * j, k0, b_group, bar,
-                                       kMask);
+            ptx::tma_load_3d_multicast(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, tc.col0 + 64 * j, k0,
+                                       b_group, bar, kMask);
         }
       }
       if (++stage == C.stages) {
@@ -242,7 +243,8 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
   // warpgroup waits on is never a whole ring ahead of its barrier (the parity would alias).
   int nth = 0;       // tiles this CTA has walked
   int ring_pos = 0;  // the TMA epilogue's place in this warpgroup's ring of staging boxes
-  for (Tiles<C, kConsumersDivideFast<C>> it(p.scheduler, p.split_k.k_splits, s.table); it.valid(); it.advance(), ++nth) {
+  for (Tiles<C, kConsumersDivideFast<C>> it(p.scheduler, p.split_k.k_splits, s.table); it.valid();
+       it.advance(), ++nth) {
     const TileCoord tc = it.current();
     const int k_blocks = k_blocks_of(tc);
     if constexpr (C.pingpong()) {
@@ -253,7 +255,8 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       // A bias is where the accumulators start (epilogue_op.cuh): loaded before the turn, under the
       // other warpgroup's main loop.
       if constexpr (C.op.bias)
-        start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group, tc.group >= p.scheduler.group_base + p.scheduler.groups);
+        start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group,
+                                                tc.group >= p.scheduler.group_base + p.scheduler.groups);
       if (nth > 0) {  // the first tile of all has no predecessor
         // This warpgroup's own tiles are every other one, so its (nth / 2)-th wait (consumer 1) or
         // (nth / 2 - 1)-th (consumer 0) has that parity; computed, not carried, which saves the
@@ -272,7 +275,8 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     // A bias is where the accumulators start (epilogue_op.cuh; ping-pong: above): the first MMA adds
     // to it. Its loads are in flight while the warpgroup waits for the first stage.
     if constexpr (C.op.bias && !C.pingpong())
-      start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group, tc.group >= p.scheduler.group_base + p.scheduler.groups);
+      start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group,
+                                              tc.group >= p.scheduler.group_base + p.scheduler.groups);
     constexpr int kFirstAccumulates = C.op.bias ? 1 : 0;
     for (int kb = 0; kb < k_blocks; ++kb) {
       const int stage = cur.stage;

@@ -213,7 +213,8 @@ struct TileIterator {
   int group = 0;
 
   __device__ TileIterator(const SchedulerParams& p, int k_splits, SchedulerTable t)
-      : table(t), groups(p.groups), group_base(p.group_base), rows(p.rows), k(p.k), n_tiles((p.n + kTileN - 1) / kTileN),
+      : table(t), groups(p.groups), group_base(p.group_base), rows(p.rows), k(p.k),
+        n_tiles((p.n + kTileN - 1) / kTileN),
         band(p.raster_band > 0 ? p.raster_band : 1),
         splits(kSplitK && k_splits > 1 ? k_splits : 1),
         group_tiles(((p.rows + kTileM - 1) / kTileM) * n_tiles),
