@@ -12,6 +12,8 @@
 namespace gemmops::kernels::sm90 {
 
 enum class ElemType : int { bf16 = 0, fp16 = 1, fp32 = 2 };
+/// Bytes of one element: what shared-memory stages, staging boxes and TMA boxes count in.
+GEMMOPS_HD constexpr int elem_bytes(ElemType t) { return t == ElemType::fp32 ? 4 : 2; }
 enum class BMajor : int { k = 0, n = 1 };
 enum class AMajor : int { k = 0, m = 1 };
 /// Which dimension the offsets split: the rows of A and out (M-grouped, dense, batched) or K
@@ -30,7 +32,7 @@ enum class Gate : int { concatenated = 0, interleaved = 1 };
 /// The fused epilogue op, a compile-time part of the kernel applied to the fp32 accumulators before
 /// they are converted and stored (sm90/epilogue_op.cuh): v = acc + bias[g, c]; v = act(v) (gated:
 /// act(gate, up), half the columns); out = convert(v * row_scale[r]). Its run-time values (pointers,
-/// alpha, limit) are in GroupedGemmParams::op. The default is the identity: the kernel of before.
+/// alpha, limit) are in GroupedGemmParams::op (OpParams). The default is the identity: the kernel of before.
 struct EpilogueOp {
   Act act = Act::none;
   Gate gate = Gate::concatenated;   // gated activations only
@@ -53,7 +55,7 @@ struct EpilogueOp {
 struct KernelConfig {
   int tile_m = 128;          // cooperative: the consumers' rows together (64 or 128 each); ping-pong: a warpgroup's tile
   int tile_n = 256;          // 64, 128, 192 or 256 (one wgmma instruction spans the whole tile width)
-  int tile_k = 64;           // one 128-byte swizzle row of 16-bit elements
+  int tile_k = 64;           // one 128-byte swizzle row of 16-bit elements (k_row_bytes)
   int stages = 4;            // shared-memory pipeline depth
   int consumers = 2;         // consumer warpgroups
   ElemType ab = ElemType::bf16;
@@ -91,16 +93,18 @@ struct KernelConfig {
   GEMMOPS_HD constexpr int tiles_in_flight() const { return pingpong() ? consumers : 1; }
 
   GEMMOPS_HD constexpr int threads() const { return 128 * (consumers + 1); }
-  GEMMOPS_HD constexpr int a_stage_bytes() const { return tile_m * tile_k * 2; }
-  GEMMOPS_HD constexpr int b_stage_bytes() const { return tile_n * tile_k * 2; }
+  /// Bytes of one M or N row's tile_k elements of A or B in a stage (K-major: a swizzle row).
+  GEMMOPS_HD constexpr int k_row_bytes() const { return tile_k * elem_bytes(ab); }
+  GEMMOPS_HD constexpr int a_stage_bytes() const { return tile_m * k_row_bytes(); }
+  GEMMOPS_HD constexpr int b_stage_bytes() const { return tile_n * k_row_bytes(); }
   GEMMOPS_HD constexpr int stage_bytes() const { return a_stage_bytes() + b_stage_bytes(); }
   /// full and empty per stage, and the two ping-pong turn barriers.
   GEMMOPS_HD constexpr int barrier_bytes() const { return 16 * stages + 16; }
-  /// The TMA epilogue's ring of 64x64 16-bit staging boxes per consumer warpgroup.
+  /// The TMA epilogue's ring of 64x64 staging boxes of out's elements per consumer warpgroup.
   GEMMOPS_HD constexpr int epilogue_ring() const {
     return epilogue != 1 ? 0 : epilogue_boxes > 0 ? epilogue_boxes : m_atoms() * (out_tile_n() / 64);
   }
-  GEMMOPS_HD constexpr int epilogue_warpgroup_bytes() const { return epilogue_ring() * 64 * 64 * 2; }
+  GEMMOPS_HD constexpr int epilogue_warpgroup_bytes() const { return epilogue_ring() * 64 * 64 * elem_bytes(out); }
   GEMMOPS_HD constexpr int epilogue_bytes() const { return consumers * epilogue_warpgroup_bytes(); }
   /// The scheduler's table: per group its tile prefix, first row and end row.
   GEMMOPS_HD static constexpr int scheduler_bytes(int groups) { return 12 * groups; }

@@ -29,9 +29,9 @@ struct StoreEpilogue {
     for (int a = 0; a < kAtoms; ++a)
       if (a < t.live_atoms) {
         const float s0 = f.row_scale(a, 0), s1 = f.row_scale(a, 1);
-        store_slab<kOp.out_cols(kTileN)>([&](int i) { return f.entry(a, i, (i / 2) % 2 ? s1 : s0); }, p.out,
-                                         p.out_row_stride, t.row0 + 64 * a, t.row_end, out_col0<kOp>(t.col0),
-                                         out_n<kOp>(p.n));
+        store_slab<kOp.out_cols(kTileN)>([&](int i) { return f.entry(a, i, (i / 2) % 2 ? s1 : s0); }, p.store.out,
+                                         p.store.out_row_stride, t.row0 + 64 * a, t.row_end, out_col0<kOp>(t.col0),
+                                         out_n<kOp>(p.scheduler.n));
       }
   }
 

@@ -54,7 +54,7 @@ __device__ __forceinline__ float activate(float x) {
 }
 
 template <Act kAct>
-__device__ __forceinline__ float activate_gated(float gate, float up, const EpilogueOpParams& op) {
+__device__ __forceinline__ float activate_gated(float gate, float up, const OpParams& op) {
   if constexpr (kAct == Act::swiglu) {
     return times_sigmoid(gate, gate) * up;
   } else {  // swiglu_oss (gpt-oss)
@@ -114,13 +114,13 @@ __device__ __forceinline__ void start_from_bias(float (&acc)[kAtoms][kLen], cons
   const int q = static_cast<int>(threadIdx.x % 4);
   // The bias at the thread's first column (loads take immediate offsets from it; the second half of
   // a tile loaded as halves is n / 2 product columns on), and the bias's columns from there.
-  const int c_lo = epilogue_op::product_col<kOp, kTileN>(col0, 2 * q, p.n);
+  const int c_lo = epilogue_op::product_col<kOp, kTileN>(col0, 2 * q, p.scheduler.n);
   const long long base = tail ? 0 : static_cast<long long>(group) * p.op.bias_group_stride;
   const void* bias = epilogue_op::bias_ptr<kOp.bias_type>(p.op.bias, base + c_lo);
-  const int left = tail ? 0 : p.n - c_lo;
+  const int left = tail ? 0 : p.scheduler.n - c_lo;
 #pragma unroll
   for (int j = 0; j < kTileN / 8; ++j) {
-    const int off = (kOp.split_b() && j >= kTileN / 16 ? p.n / 2 - kTileN / 2 : 0) + 8 * j;
+    const int off = (kOp.split_b() && j >= kTileN / 16 ? p.scheduler.n / 2 - kTileN / 2 : 0) + 8 * j;
     const float b0 = epilogue_op::bias_at<kOp.bias_type>(bias, off, left);
     const float b1 = epilogue_op::bias_at<kOp.bias_type>(bias, off + 1, left);
 #pragma unroll

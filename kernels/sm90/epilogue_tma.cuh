@@ -9,6 +9,7 @@
 
 #include "ptx/tma_store.cuh"
 #include "ptx/warp.cuh"
+#include "sm90/barriers.cuh"
 #include "sm90/config.cuh"
 #include "sm90/epilogue.cuh"
 #include "sm90/epilogue_op.cuh"
@@ -50,8 +51,8 @@ struct TmaStoreEpilogue {
       if (a == full && 64 * a < rows_left) {  // uniform across the warpgroup
         const float s0 = f.row_scale(a, 0), s1 = f.row_scale(a, 1);
         StoreEpilogue<kOut>::template store_slab<kTileN>([&](int i) { return f.entry(a, i, (i / 2) % 2 ? s1 : s0); },
-                                                         p.out, p.out_row_stride, row0 + 64 * a, row_end, col0,
-                                                         out_n<kOp>(p.n));
+                                                         p.store.out, p.store.out_row_stride, row0 + 64 * a, row_end,
+                                                         col0, out_n<kOp>(p.scheduler.n));
       }
     if (full == 0) return;
     // The staging boxes form a ring, written in order, each box's store its own bulk group: before
@@ -93,7 +94,7 @@ struct TmaStoreEpilogue {
                                                    int row0, int col0) {
     static_assert(kRing >= 1, "at least one staging box");
     const int t = threadIdx.x % 128;
-    const int barrier = 1 + consumer;  // named barrier of this warpgroup (0 is __syncthreads')
+    const int barrier = warpgroup_barrier(consumer);  // this warpgroup's own (barriers.cuh)
     const int r = (t / 32) * 16 + (t % 32) / 4;  // row in the slab (and r + 8)
     if (t == 0) ptx::tma_store_wait_read<kRing - 1>();
     ptx::named_barrier_sync(barrier, 128);
@@ -114,7 +115,7 @@ struct TmaStoreEpilogue {
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(barrier, 128);
     if (t == 0) {
-      ptx::tma_store_2d(&p.map_out, dst, col0 + 64 * box, row0);
+      ptx::tma_store_2d(&p.store.map_out, dst, col0 + 64 * box, row0);
       ptx::tma_store_commit();
     }
   }

@@ -14,6 +14,7 @@
 #include "ptx/tma.cuh"
 #include "ptx/warp.cuh"
 #include "ptx/wgmma.cuh"
+#include "sm90/barriers.cuh"
 #include "sm90/config.cuh"
 #include "sm90/epilogue.cuh"
 #include "sm90/epilogue_op.cuh"
@@ -93,16 +94,16 @@ __device__ __forceinline__ void load_b_halves(const GroupedGemmParams& p, uint8_
                                               uint64_t* bar, uint32_t rank) {
   static_assert(C.cluster_m <= 2, "one half per CTA at most");
   constexpr int kHalf = C.tile_n / 2;
-  const int gate0 = col0 / 2, up0 = p.n / 2 + col0 / 2;
+  const int gate0 = col0 / 2, up0 = p.scheduler.n / 2 + col0 / 2;
   if constexpr (C.b_major == BMajor::k) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       if (C.cluster_m == 2 && h != static_cast<int>(rank)) continue;
-      uint8_t* dst = b_dst + h * kHalf * C.tile_k * 2;
+      uint8_t* dst = b_dst + h * kHalf * C.k_row_bytes();
       if constexpr (C.cluster_m == 1)
-        ptx::tma_load_3d(dst, &p.map_b, k0, h == 0 ? gate0 : up0, b_group, bar);
+        ptx::tma_load_3d(dst, &p.mainloop.map_b, k0, h == 0 ? gate0 : up0, b_group, bar);
       else
-        ptx::tma_load_3d_multicast(dst, &p.map_b, k0, h == 0 ? gate0 : up0, b_group, bar, 0x3);
+        ptx::tma_load_3d_multicast(dst, &p.mainloop.map_b, k0, h == 0 ? gate0 : up0, b_group, bar, 0x3);
     }
   } else {
     static_assert(kHalf % 64 == 0, "N-major B halves are whole 64-wide atoms");
@@ -111,11 +112,11 @@ __device__ __forceinline__ void load_b_halves(const GroupedGemmParams& p, uint8_
     for (int j = 0; j < C.tile_n / 64; ++j) {
       if (C.cluster_m == 2 && j % 2 != static_cast<int>(rank)) continue;
       const int c = j < kAtomsPerHalf ? gate0 + 64 * j : up0 + 64 * (j - kAtomsPerHalf);
-      uint8_t* dst = b_dst + j * 64 * C.tile_k * 2;
+      uint8_t* dst = b_dst + j * 64 * C.k_row_bytes();
       if constexpr (C.cluster_m == 1)
-        ptx::tma_load_3d(dst, &p.map_b, c, k0, b_group, bar);
+        ptx::tma_load_3d(dst, &p.mainloop.map_b, c, k0, b_group, bar);
       else
-        ptx::tma_load_3d_multicast(dst, &p.map_b, c, k0, b_group, bar, 0x3);
+        ptx::tma_load_3d_multicast(dst, &p.mainloop.map_b, c, k0, b_group, bar, 0x3);
     }
   }
 }
@@ -124,7 +125,7 @@ template <KernelConfig C>
 __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank) {
   int stage = 0;
   uint32_t phase = 0;
-  for (Tiles<C> it(p, s.table()); it.valid(); it.advance()) {
+  for (Tiles<C> it(p.scheduler, p.split_k.k_splits, s.table()); it.valid(); it.advance()) {
     const TileCoord tc = it.current();
     const int a_row0 = tc.a_row0 + static_cast<int>(rank) * C.tile_m;
     // B's group coordinate: K-grouped B is one (K, N) matrix. (The zero tail's tiles, past the
@@ -138,22 +139,22 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
       const int k0 = tc.k_begin + kb * C.tile_k;
       uint8_t* a_dst = s.a() + stage * C.a_stage_bytes();
       if constexpr (C.a_major == AMajor::k) {
-        ptx::tma_load_2d(a_dst, &p.map_a, k0, a_row0, bar);
+        ptx::tma_load_2d(a_dst, &p.mainloop.map_a, k0, a_row0, bar);
       } else {
 #pragma unroll
         for (int j = 0; j < C.tile_m / 64; ++j)  // one 64-row M atom per box
-          ptx::tma_load_2d(a_dst + j * 64 * C.tile_k * 2, &p.map_a, a_row0 + 64 * j, k0, bar);
+          ptx::tma_load_2d(a_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_a, a_row0 + 64 * j, k0, bar);
       }
       uint8_t* b_dst = s.b() + stage * C.b_stage_bytes();
       if constexpr (C.op.split_b()) {
         load_b_halves<C>(p, b_dst, k0, tc.col0, b_group, bar, rank);
       } else if constexpr (C.cluster_m == 1) {
         if constexpr (C.b_major == BMajor::k) {
-          ptx::tma_load_3d(b_dst, &p.map_b, k0, tc.col0, b_group, bar);
+          ptx::tma_load_3d(b_dst, &p.mainloop.map_b, k0, tc.col0, b_group, bar);
         } else {
 #pragma unroll
           for (int j = 0; j < C.tile_n / 64; ++j)  // one 64-wide N atom per box
-            ptx::tma_load_3d(b_dst + j * 64 * C.tile_k * 2, &p.map_b, tc.col0 + 64 * j, k0, b_group, bar);
+            ptx::tma_load_3d(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, tc.col0 + 64 * j, k0, b_group, bar);
         }
       } else {
         // Each CTA loads its share of the B tile and multicasts it to the whole cluster, which
@@ -161,12 +162,13 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
         constexpr ::cuda::std::uint16_t kMask = (1u << C.cluster_m) - 1;
         if constexpr (C.b_major == BMajor::k) {
           const int r0 = static_cast<int>(rank) * C.b_rows_per_cta();
-          ptx::tma_load_3d_multicast(b_dst + r0 * C.tile_k * 2, &p.map_b, k0, tc.col0 + r0, b_group, bar, kMask);
+          ptx::tma_load_3d_multicast(b_dst + r0 * C.k_row_bytes(), &p.mainloop.map_b, k0, tc.col0 + r0, b_group, bar,
+                                     kMask);
         } else {
 #pragma unroll
           for (int j = static_cast<int>(rank); j < C.tile_n / 64; j += C.cluster_m)  // (3 atoms: 2 + 1)
-            ptx::tma_load_3d_multicast(b_dst + j * 64 * C.tile_k * 2, &p.map_b, tc.col0 + 64 * j, k0, b_group, bar,
-                                       kMask);
+            ptx::tma_load_3d_multicast(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, tc.col0 + 64 * j, k0,
+                                       b_group, bar, kMask);
         }
       }
       if (++stage == C.stages) {
@@ -185,9 +187,7 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
 template <KernelConfig C>
 __device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, int slices_lo, int lo, int hi,
                                                 int slices_hi, int consumer) {
-  constexpr int kThreads = C.pingpong() ? 128 : 128 * C.consumers;
-  // Named barriers after the TMA epilogue's per-warpgroup ones (1 .. consumers).
-  const int barrier = 1 + C.consumers + (C.pingpong() ? consumer : 0);
+  constexpr int kThreads = k_clear_threads<C>();
   const int t = static_cast<int>(threadIdx.x) - 128 - (C.pingpong() ? 128 * consumer : 0);
   uint8_t* a = s.a() + stage * C.a_stage_bytes();
   uint8_t* b = s.b() + stage * C.b_stage_bytes();
@@ -196,7 +196,7 @@ __device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, 
   zero_k_range<C.b_major == BMajor::k>(b, C.tile_n, slices_lo, lo, t, kThreads);
   zero_k_range<C.b_major == BMajor::k>(b, C.tile_n, hi, slices_hi, t, kThreads);
   ptx::fence_proxy_async_shared();
-  ptx::named_barrier_sync(barrier, kThreads);
+  ptx::named_barrier_sync(k_clear_barrier<C>(consumer), kThreads);
 }
 
 /// How a tile leaves: direct 16-byte stores or TMA bulk stores from shared memory.
@@ -235,7 +235,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
   constexpr int kTransA = C.a_major == AMajor::m ? 1 : 0;
   constexpr int kTransB = C.b_major == BMajor::n ? 1 : 0;
   constexpr int kAtoms = C.m_atoms();
-  constexpr int kAtomBytes = 64 * C.tile_k * 2;  // 64 rows of A: one contiguous atom, either major
+  constexpr int kAtomBytes = 64 * C.k_row_bytes();  // 64 rows of A: one contiguous atom, either major
   float acc[kAtoms][C.tile_n / 2];  // (64, TILE_N) fp32 fragments of this warpgroup's rows
   PipelineCursor<C.stages> cur;
   const bool release_lane = (threadIdx.x % 32) == 0;
@@ -254,7 +254,8 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
   // warpgroup waits on is never a whole ring ahead of its barrier (the parity would alias).
   int nth = 0;       // tiles this CTA has walked
   int ring_pos = 0;  // the TMA epilogue's place in this warpgroup's ring of staging boxes
-  for (Tiles<C, kConsumersDivideFast<C>> it(p, s.table()); it.valid(); it.advance(), ++nth) {
+  for (Tiles<C, kConsumersDivideFast<C>> it(p.scheduler, p.split_k.k_splits, s.table()); it.valid();
+       it.advance(), ++nth) {
     const TileCoord tc = it.current();
     const int k_blocks = k_blocks_of(tc);
     if constexpr (C.pingpong()) {
@@ -265,7 +266,8 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       // A bias is where the accumulators start (epilogue_op.cuh): loaded before the turn, under the
       // other warpgroup's main loop.
       if constexpr (C.op.bias)
-        start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group, tc.group >= p.group_base + p.groups);
+        start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group,
+                                                tc.group >= p.scheduler.group_base + p.scheduler.groups);
       if (nth > 0) {  // the first tile of all has no predecessor
         // This warpgroup's own tiles are every other one, so its (nth / 2)-th wait (consumer 1) or
         // (nth / 2 - 1)-th (consumer 0) has that parity; computed, not carried, which saves the
@@ -284,7 +286,8 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     // A bias is where the accumulators start (epilogue_op.cuh; ping-pong: above): the first MMA adds
     // to it. Its loads are in flight while the warpgroup waits for the first stage.
     if constexpr (C.op.bias && !C.pingpong())
-      start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group, tc.group >= p.group_base + p.groups);
+      start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group,
+                                              tc.group >= p.scheduler.group_base + p.scheduler.groups);
     constexpr int kFirstAccumulates = C.op.bias ? 1 : 0;
     for (int kb = 0; kb < k_blocks; ++kb) {
       const int stage = cur.stage;
@@ -301,19 +304,20 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       }
       const uint8_t* a_tile = s.a() + stage * C.a_stage_bytes() + a_atom0 * kAtomBytes;
       const uint8_t* b_tile = s.b() + stage * C.b_stage_bytes();
-      const uint64_t desc_b = kTransB ? ptx::make_smem_desc_sw128(b_tile, 64 * C.tile_k * 2, 1024)
+      const uint64_t desc_b = kTransB ? ptx::make_smem_desc_sw128(b_tile, 64 * C.k_row_bytes(), 1024)
                                       : ptx::make_smem_desc_sw128(b_tile, 16, 1024);
       // One 16-wide k slice of every atom. Every atom, live or not: a branch between wgmmas makes
       // ptxas serialize them (C7520), which costs far more than the MMA of a dead atom the
       // epilogue never stores.
       auto mma_slice = [&](int kk, int accumulate) {
-        // K-major: 16 elements = 32 bytes along the swizzled row; MN-major: 16 k-rows of 128 bytes.
-        const uint32_t a_step = kTransA ? kk * 16 * 128 : kk * 32;
-        const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * 32;
+        // K-major: 16 elements along the swizzled row; MN-major: 16 k-rows of 128 bytes.
+        constexpr uint32_t kSliceBytes = 16 * elem_bytes(C.ab);
+        const uint32_t a_step = kTransA ? kk * 16 * 128 : kk * kSliceBytes;
+        const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * kSliceBytes;
 #pragma unroll
         for (int a = 0; a < kAtoms; ++a) {
           const uint8_t* atom = a_tile + a * kAtomBytes;
-          const uint64_t desc_a = kTransA ? ptx::make_smem_desc_sw128(atom, 64 * C.tile_k * 2, 1024)
+          const uint64_t desc_a = kTransA ? ptx::make_smem_desc_sw128(atom, 64 * C.k_row_bytes(), 1024)
                                           : ptx::make_smem_desc_sw128(atom, 16, 1024);
           mma_k16<C.tile_n, C.ab, kTransA, kTransB>(acc[a], ptx::desc_advance(desc_a, a_step),
                                                     ptx::desc_advance(desc_b, b_step), accumulate);
@@ -360,13 +364,14 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     if (k_blocks > 0 && release_lane) release(cur.stage == 0 ? C.stages - 1 : cur.stage - 1);
     if (live_atoms == 0) continue;
     if constexpr (C.split_k) {  // only the tile's last unit stores
-      if (p.k_splits > 1) {
+      if (p.split_k.k_splits > 1) {
         if (k_blocks == 0) {
           // A tile without K (the zero tail; every unit of a tile with K sums at least one k-block,
           // as the host splits at most k-blocks / 4 ways): no partials to add or wait for, and its
           // accumulators were never written. Split 0 stores the zeros, the others nothing.
           if (tc.split != 0) continue;
-        } else if (!split_k_fixup<C, kAtoms>(acc, p, tc, split_k_slot<C>(tc, rank, consumer), 1 + consumer)) {
+        } else if (!split_k_fixup<C, kAtoms>(acc, p.split_k, tc, split_k_slot<C>(tc, rank, consumer),
+                                                  warpgroup_barrier(consumer))) {
           continue;
         }
       }
@@ -374,7 +379,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     // Every store mechanism has the one signature: store<op>(accumulators, tile, staging, ring, params).
     // (Called through a lambda, as before ops: the identity's PTX stays byte for byte what it was.)
     const TileContext ctx{row0, tc.row_end, tc.col0, tc.group, live_atoms, consumer, k_blocks == 0,
-                          tc.group >= p.group_base + p.groups};
+                          tc.group >= p.scheduler.group_base + p.scheduler.groups};
     auto store_tile = [&](auto& values) {
       StoreMechanism<C>::template store<C.op, C.tile_n, kAtoms, C.epilogue_ring()>(
           values, ctx, s.epi() + consumer * C.epilogue_warpgroup_bytes(), ring_pos, p);
@@ -409,7 +414,7 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   // registers for addresses and the epilogue under their 232-240 (setmaxnreg).
   static_assert(C.m_atoms() * C.tile_n <= 2 * 192, "at most 192 fp32 accumulators a consumer thread");
   static_assert(!C.pingpong() || (C.consumers == 2 && C.tile_m % 64 == 0), "ping-pong: two warpgroups");
-  static_assert(C.tile_k == 64, "tile_k is one 128-byte swizzle row of 16-bit elements");
+  static_assert(C.tile_k == 64 && C.k_row_bytes() == 128, "tile_k is one 128-byte swizzle row of 16-bit elements");
   static_assert(C.ab != ElemType::fp32, "fp32 inputs have no wgmma path here");
   static_assert(C.cluster_m == 1 || C.cluster_m == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(C.epilogue == 0 || C.out != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");
@@ -420,14 +425,15 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   static_assert(C.out_tile_n() % 32 == 0, "the direct store transposes 32 columns at a time");
   static_assert(!C.op.bias || C.op.bias_type == ElemType::fp32 || C.op.bias_type == C.out,
                 "a bias is fp32 or out's type");
+  static_assert(named_barriers<C>() <= 16, "a CTA has 16 named barriers");
   extern __shared__ uint8_t smem_raw[];
-  SharedStorage<C> s(smem_raw, table_groups(p));
+  SharedStorage<C> s(smem_raw, table_groups(p.scheduler));
 
   // ---- setup: barriers and the scheduler table, by the whole CTA
   const int warpgroup = threadIdx.x / 128;
   if (threadIdx.x == 0) {
-    ptx::prefetch_tensor_map(&p.map_a);
-    ptx::prefetch_tensor_map(&p.map_b);
+    ptx::prefetch_tensor_map(&p.mainloop.map_a);
+    ptx::prefetch_tensor_map(&p.mainloop.map_b);
     for (int i = 0; i < C.stages; ++i) {
       ptx::mbarrier_init(s.full(i), 1);
       // Lane 0 of every consumer warp that reads the stage, in every CTA its B multicast reaches.
@@ -437,7 +443,7 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
     ptx::mbarrier_init(s.turn(1), 4);
     ptx::fence_barrier_init();
   }
-  build_scheduler_table<C.unit_m(), C.tile_n, C.group_axis>(p, s.table());
+  build_scheduler_table<C.unit_m(), C.tile_n, C.group_axis>(p.scheduler, s.table());
   __syncthreads();
   const uint32_t rank = C.cluster_m > 1 ? ptx::cluster_ctarank() : 0;
   // The peer's barriers must be initialised before its multicasts or arrivals can reach them.

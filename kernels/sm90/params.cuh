@@ -1,4 +1,5 @@
-// kernels/sm90/params.cuh: the runtime parameters of the grouped GEMM kernel, shared verbatim by the
+// kernels/sm90/params.cuh: the runtime parameters of the grouped GEMM kernel, nested per part of the
+// kernel (main loop, store, scheduler, split-K, epilogue op), shared verbatim by the
 // host side (src/sm90) and the device code, so both see one layout. Plain C++: no CUDA header.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
@@ -20,16 +21,21 @@ struct alignas(64) TensorMap {
   unsigned long long opaque[16];
 };
 
-/// The run-time values of the fused epilogue op (KernelConfig::op says which are read).
-struct EpilogueOpParams {
-  const void* bias;           // (G, N) fp32 or out's 16-bit type, N = the product's columns
-  int64_t bias_group_stride;  // elements between groups' bias rows (0: one row for all, dense)
-  const float* row_scale;     // (rows,): indexed by the row of out (M-grouped: of A too)
-  float alpha;                // swiglu_oss: the sigmoid's slope
-  float limit;                // swiglu_oss: the clamp of gate (above) and up (both sides)
+/// The main loop's operands: the producer's TMA descriptors (the K range of each tile comes from
+/// the scheduler).
+struct MainloopParams {
+  TensorMap map_a;  // A (rows, K): K-major dims {K, rows}; M-major dims {rows, K}
+  TensorMap map_b;  // B: K-major dims {K, N, G}; N-major dims {N, K, G} (G = 1 if K-grouped)
 };
 
-/// Everything the kernel reads at run time. One compiled kernel serves every problem size.
+/// Where a tile leaves to: out (out rows, N), N contiguous.
+struct StoreParams {
+  TensorMap map_out;       // dims {N, out rows}; used by the TMA store only
+  void* out;
+  int64_t out_row_stride;  // elements
+};
+
+/// What the tile scheduler reads (tile_scheduler.cuh), and nothing else does but for the shape (n).
 /// M-grouped (GroupAxis::m): rows of A and out are split into `groups` consecutive ranges. With
 /// `offsets` (device int32, exclusive end rows) the ranges are read on the device; without
 /// (nullptr), group g covers rows [g * rows_per_group, (g + 1) * rows_per_group) (dense, batched).
@@ -38,26 +44,16 @@ struct EpilogueOpParams {
 /// A launch may serve a chunk of the problem's groups (more groups than the shared-memory table
 /// holds run as several launches): its `groups` groups are the problem's groups group_base ..,
 /// `offsets` points at the chunk's first end, and the first group starts at *start_offset.
-struct GroupedGemmParams {
-  TensorMap map_a;           // A (rows, K): K-major dims {K, rows}; M-major dims {rows, K}
-  TensorMap map_b;           // B: K-major dims {K, N, G}; N-major dims {N, K, G} (G = 1 if K-grouped)
-  TensorMap map_out;         // out (out rows, N) dims {N, out rows}; used by the TMA epilogue only
-  void* out;                 // out (out rows, N), N contiguous
-  int64_t out_row_stride;    // elements
+struct SchedulerParams {
   const int32_t* offsets;    // (groups,) or nullptr
   int32_t groups;
   int32_t rows;              // rows of A (M-grouped: TotalM; rows past the last group stay untouched
                              // unless table_groups says there is a zero tail)
   int32_t rows_per_group;    // used when offsets == nullptr
   int32_t n;
-  int32_t k;
+  int32_t k;                 // the scheduler gives each tile its K range (the main loop reads no k)
   int32_t raster_band;       // scheduler units of M walked together before moving along N (>= 1)
   int32_t k_walk_longest_first;  // K-grouped: 1 walks groups longest first in a snake, 0 in index order round-robin
-  // Split-K (M-grouped only): each tile's K runs as `k_splits` consecutive units on different
-  // CTAs; all but the last write fp32 partials, the last adds them and stores (sm90/split_k.cuh).
-  int32_t k_splits;          // 1: no split
-  float* partials;           // k_splits > 1: (slots, k_splits - 1, warpgroup rows * TILE_N) fp32
-  int32_t* split_flags;      // k_splits > 1: (slots,) partials written so far, zeroed before the launch
   // Chunks of groups. B's group coordinate (M-grouped) and a result's place in out (K-grouped)
   // count from group_base; without offsets, group g of the chunk covers rows of group group_base + g.
   int32_t group_base;        // the problem's index of this launch's first group (0: the first chunk)
@@ -73,7 +69,33 @@ struct GroupedGemmParams {
   // `masked`, `offsets` hold row counts and group g covers rows [g * rows_per_group, that + count).
   int32_t group_alignment;
   int32_t masked;
-  EpilogueOpParams op;       // read only by kernels with a fused epilogue op (KernelConfig::op)
+};
+
+/// Split-K (M-grouped only): each tile's K runs as `k_splits` consecutive units on different CTAs;
+/// all but the last write fp32 partials, the last adds them and stores (sm90/split_k.cuh).
+struct SplitKParams {
+  int32_t k_splits;          // 1: no split
+  float* partials;           // k_splits > 1: (slots, k_splits - 1, warpgroup rows * TILE_N) fp32
+  int32_t* split_flags;      // k_splits > 1: (slots,) partials written so far, zeroed before the launch
+};
+
+/// The run-time values of the fused epilogue op (KernelConfig::op says which are read).
+struct OpParams {
+  const void* bias;           // (G, N) fp32 or out's 16-bit type, N = the product's columns
+  int64_t bias_group_stride;  // elements between groups' bias rows (0: one row for all, dense)
+  const float* row_scale;     // (rows,): indexed by the row of out (M-grouped: of A too)
+  float alpha;                // swiglu_oss: the sigmoid's slope
+  float limit;                // swiglu_oss: the clamp of gate (above) and up (both sides)
+};
+
+/// Everything the kernel reads at run time, one part per part of the kernel. One compiled kernel
+/// serves every problem size.
+struct GroupedGemmParams {
+  MainloopParams mainloop;
+  StoreParams store;
+  SchedulerParams scheduler;
+  SplitKParams split_k;      // read only by the split-K twin (KernelConfig::split_k)
+  OpParams op;               // read only by kernels with a fused epilogue op (KernelConfig::op)
 };
 
 }  // namespace gemmops::kernels::sm90

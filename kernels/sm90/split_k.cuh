@@ -25,9 +25,9 @@ __device__ __forceinline__ int split_k_slot(const TileCoord& tc, unsigned rank, 
 
 /// Returns true when this unit holds the tile's whole sum in `acc` and must store it; false when
 /// it wrote its partial (and must not store). Called by all 128 threads of the warpgroup;
-/// `barrier` is a named barrier of this warpgroup alone.
+/// `barrier` is this warpgroup's own named barrier (warpgroup_barrier, barriers.cuh).
 template <KernelConfig C, int kAtoms>
-__device__ __forceinline__ bool split_k_fixup(float (&acc)[kAtoms][C.tile_n / 2], const GroupedGemmParams& p,
+__device__ __forceinline__ bool split_k_fixup(float (&acc)[kAtoms][C.tile_n / 2], const SplitKParams& p,
                                               const TileCoord& tc, int slot, int barrier) {
   constexpr int kVectors = kAtoms * C.tile_n / 8;  // float4s per thread
   const int t = threadIdx.x % 128;

@@ -29,7 +29,7 @@ struct TileCoord {
   int k_first;   // the K range summed: [k_first, k_end) (all of K unless K-grouped or split)
   int k_end;
   int tile;      // the tile's number (all splits of a tile share it)
-  int split;     // which of the p.k_splits parts of K this unit sums
+  int split;     // which of the k_splits parts of K this unit sums
 };
 
 /// Per-group table in shared memory, built by the whole CTA before the roles split.
@@ -44,19 +44,19 @@ struct SchedulerTable {
 
 /// The groups in the scheduler's table: the launch's groups and, with the zero tail (M-grouped
 /// only), the tail after them.
-__device__ __forceinline__ int table_groups(const GroupedGemmParams& p) { return p.table_groups; }
+__device__ __forceinline__ int table_groups(const SchedulerParams& p) { return p.table_groups; }
 
 /// K-grouped orders at most this many groups by length (a CTA ranks them in O(G^2 / threads) at
 /// start: about 5 us at this limit); beyond it, groups are walked in index order.
 inline constexpr int kMaxOrderedGroups = 1024;
 
 /// One warp lane's group range [start, end) of the aligned or masked M-grouped layouts (see
-/// GroupedGemmParams). Aligned: a group starts at the previous group's (clamped) end rounded up to
+/// SchedulerParams). Aligned: a group starts at the previous group's (clamped) end rounded up to
 /// `align`, which is the running max of the aligned raw ends before it and of the aligned carry
 /// (rounding up is monotone and idempotent), and ends no earlier than it starts; the zero tail
 /// starts where the last group ended. Masked: rows [g * MaxM, g * MaxM + count), counts clamped to
 /// [0, MaxM]. Malformed offsets only make groups shorter or empty. All 32 lanes must call it.
-__device__ __forceinline__ void aligned_or_masked_range(const GroupedGemmParams& p, int g, int lane, int raw_end,
+__device__ __forceinline__ void aligned_or_masked_range(const SchedulerParams& p, int g, int lane, int raw_end,
                                                         int carry_rows, int limit, int align, bool masked, int& start,
                                                         int& end) {
   int before = ((raw_end < 0 ? 0 : raw_end) + align - 1) & -align;
@@ -84,7 +84,7 @@ __device__ __forceinline__ void aligned_or_masked_range(const GroupedGemmParams&
 /// rows (M-grouped) or K (K-grouped), where every group has the same tiles: its (rows, N) result.
 /// Every CTA computes the same table (the walk order is a deterministic function of the offsets).
 template <int kTileM, int kTileN, GroupAxis kAxis>
-__device__ void build_scheduler_table(const GroupedGemmParams& p, SchedulerTable t) {
+__device__ void build_scheduler_table(const SchedulerParams& p, SchedulerTable t) {
   const int n_tiles = (p.n + kTileN - 1) / kTileN;
   const int limit = kAxis == GroupAxis::m ? p.rows : p.k;
   const int k_grouped_tiles = ((p.rows + kTileM - 1) / kTileM) * n_tiles;
@@ -212,10 +212,11 @@ struct TileIterator {
   int unit;
   int group = 0;
 
-  __device__ TileIterator(const GroupedGemmParams& p, SchedulerTable t)
-      : table(t), groups(p.groups), group_base(p.group_base), rows(p.rows), k(p.k), n_tiles((p.n + kTileN - 1) / kTileN),
+  __device__ TileIterator(const SchedulerParams& p, int k_splits, SchedulerTable t)
+      : table(t), groups(p.groups), group_base(p.group_base), rows(p.rows), k(p.k),
+        n_tiles((p.n + kTileN - 1) / kTileN),
         band(p.raster_band > 0 ? p.raster_band : 1),
-        splits(kSplitK && p.k_splits > 1 ? p.k_splits : 1),
+        splits(kSplitK && k_splits > 1 ? k_splits : 1),
         group_tiles(((p.rows + kTileM - 1) / kTileM) * n_tiles),
         total_units(kAxis == GroupAxis::k ? p.groups * group_tiles
                                           : (table_groups(p) > 0 ? t.tile_end[table_groups(p) - 1] : 0) * splits),

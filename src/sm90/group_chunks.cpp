@@ -58,7 +58,7 @@ KernelProblem chunk_problem(const KernelProblem& p, const GroupChunk& chunk) {
   return q;
 }
 
-void apply_chunk(const KernelProblem& p, const GroupChunk& chunk, kernels::sm90::GroupedGemmParams* params) {
+void apply_chunk(const KernelProblem& p, const GroupChunk& chunk, kernels::sm90::SchedulerParams* params) {
   params->groups = static_cast<int32_t>(chunk.count);
   params->group_base = static_cast<int32_t>(chunk.first);
   params->table_groups = static_cast<int32_t>(chunk.table_groups());

@@ -42,9 +42,9 @@ int64_t launch_count(const KernelProblem& p, const KernelConfig& c);
 /// `p` as one chunk's launch sees it (its groups and tail), for the launch's grid and shared memory.
 KernelProblem chunk_problem(const KernelProblem& p, const GroupChunk& chunk);
 
-/// Points `params`, made for the whole problem, at one chunk: its groups, their offsets and the end
+/// Points the scheduler's `params`, made for the whole problem, at one chunk: its groups, their offsets and the end
 /// of the group before them (read on the device: no host synchronisation), B's group coordinate and
 /// out's K-grouped results counted from its first group, and the zero tail.
-void apply_chunk(const KernelProblem& p, const GroupChunk& chunk, kernels::sm90::GroupedGemmParams* params);
+void apply_chunk(const KernelProblem& p, const GroupChunk& chunk, kernels::sm90::SchedulerParams* params);
 
 }  // namespace gemmops::sm90

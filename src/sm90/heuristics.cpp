@@ -139,7 +139,7 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
   }
   const double sm_flops = kModel.peak_flops / kModel.sms;
   double k_block_us = 2.0 * t.tile_m * t.tile_n * t.tile_k / (sm_flops * cal.mainloop_efficiency) * 1e6;
-  const double esize = 2.0;
+  const double esize = double(size_of(p.a->dtype));
   const double a_bytes = double(p.rows) * double(p.k) * esize;
   const double b_bytes = double(p.k) * double(p.n) * esize * weight_groups;
   if (!k_grouped && t.stages > 1) {

@@ -23,8 +23,19 @@ namespace {
 using kernels::sm90::BMajor;
 using kernels::sm90::TensorMap;
 
-CUtensorMapDataType tma_type(DType t) {
-  return t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+// The TMA element type of a dtype: its size is what the box and stride bytes count in. 8-bit floats
+// travel as bytes (TMA has no fp8 type); a dtype without one is refused, never taken for another.
+Result<CUtensorMapDataType> tma_type(DType t, const char* operand) {
+  switch (t) {
+    case DType::bf16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case DType::fp16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case DType::fp32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case DType::e4m3:
+    case DType::e5m2: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    default: break;
+  }
+  return unsupported(std::string(operand) + ": sm90 tensor maps take bf16, fp16, fp32, e4m3 or e5m2; got " +
+                     std::string(name(t)));
 }
 
 void store_map(const CUtensorMap& m, TensorMap* dst) {
@@ -89,7 +100,10 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   GEMMOPS_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
   kernels::sm90::GroupedGemmParams params{};
   const uint64_t esize = size_of(p.a->dtype);
-  const CUtensorMapDataType type = tma_type(p.a->dtype);
+  if (p.b->dtype != p.a->dtype)
+    return unsupported("B: sm90 kernels need A and B of one dtype; got " + std::string(name(p.a->dtype)) + " and " +
+                       std::string(name(p.b->dtype)));
+  GEMMOPS_ASSIGN_OR_RETURN(const CUtensorMapDataType type, tma_type(p.a->dtype, "A"));
   {  // A (rows, K): K-major boxes are (TILE_K, TILE_M); M-major boxes one 64-row M atom (64, TILE_K)
     const bool k_major = c.a_major == kernels::sm90::AMajor::k;
     const int64_t inner = map_extent(*p.a, k_major ? p.k : p.rows), outer = map_extent(*p.a, k_major ? p.rows : p.k);
@@ -99,7 +113,7 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
                              static_cast<uint32_t>(k_major ? c.tile_m : c.tile_k)};
     GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, type, 2, map_address(*p.a, p), dims, strides, box,
                                                                CU_TENSOR_MAP_SWIZZLE_128B));
-    store_map(m, &params.map_a);
+    store_map(m, &params.mainloop.map_a);
   }
   {  // B as (G, K, N): K-major boxes are (TILE_K, TILE_N, 1); N-major boxes one 64-wide N atom.
     // The K-grouped form's B is one (K, N) matrix: G = 1.
@@ -123,7 +137,7 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
       GEMMOPS_ASSIGN_OR_RETURN(m, cuda::encode_tiled(*api, type, 3, b_address, dims, strides, box,
                                                      CU_TENSOR_MAP_SWIZZLE_128B));
     }
-    store_map(m, &params.map_b);
+    store_map(m, &params.mainloop.map_b);
   }
   if (c.epilogue == 1) {  // out (out rows, N), N contiguous; a box is one 64 x 64 slab chunk
     const uint64_t out_esize = size_of(p.out->dtype);
@@ -131,24 +145,26 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
     const uint64_t dims[2] = {at_least_one(out_cols), at_least_one(p.out_rows)};
     const uint64_t strides[1] = {stride_bytes(p.out_row_stride, p.out_rows, out_esize)};
     const uint32_t box[2] = {64, 64};
-    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, tma_type(p.out->dtype), 2, p.out->data, dims,
-                                                               strides, box, CU_TENSOR_MAP_SWIZZLE_128B));
-    store_map(m, &params.map_out);
+    GEMMOPS_ASSIGN_OR_RETURN(const CUtensorMapDataType out_type, tma_type(p.out->dtype, "out"));
+    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, out_type, 2, p.out->data, dims, strides, box,
+                                                               CU_TENSOR_MAP_SWIZZLE_128B));
+    store_map(m, &params.store.map_out);
   }
-  params.out = p.out->data;
-  params.out_row_stride = p.out_row_stride;
-  params.offsets = p.offsets;
-  params.groups = static_cast<int32_t>(p.groups);
-  params.rows = static_cast<int32_t>(p.rows);
-  params.rows_per_group = static_cast<int32_t>(p.rows_per_group);
-  params.n = static_cast<int32_t>(p.n);
-  params.k = static_cast<int32_t>(p.k);
-  params.raster_band = 1;
-  params.k_walk_longest_first = env::k_grouped_walk_longest_first() ? 1 : 0;
-  params.k_splits = 1;
-  params.table_groups = static_cast<int32_t>(p.groups) + (p.zero_tail && p.kind == OperationKind::grouped_m ? 1 : 0);
-  params.group_alignment = static_cast<int32_t>(p.group_alignment);
-  params.masked = p.masked ? 1 : 0;
+  params.store.out = p.out->data;
+  params.store.out_row_stride = p.out_row_stride;
+  kernels::sm90::SchedulerParams& s = params.scheduler;
+  s.offsets = p.offsets;
+  s.groups = static_cast<int32_t>(p.groups);
+  s.rows = static_cast<int32_t>(p.rows);
+  s.rows_per_group = static_cast<int32_t>(p.rows_per_group);
+  s.n = static_cast<int32_t>(p.n);
+  s.k = static_cast<int32_t>(p.k);
+  s.raster_band = 1;
+  s.k_walk_longest_first = env::k_grouped_walk_longest_first() ? 1 : 0;
+  s.table_groups = static_cast<int32_t>(p.groups) + (p.zero_tail && p.kind == OperationKind::grouped_m ? 1 : 0);
+  s.group_alignment = static_cast<int32_t>(p.group_alignment);
+  s.masked = p.masked ? 1 : 0;
+  params.split_k.k_splits = 1;
   params.op.bias = p.bias;
   params.op.bias_group_stride = p.bias_group_stride;
   params.op.row_scale = p.row_scale;
@@ -217,23 +233,23 @@ Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const Launc
                               " bytes; got " + std::to_string(workspace.data ? workspace.bytes : 0));
     split_k_slot_count = split_k_slots(p, c);
     auto* base = static_cast<unsigned char*>(workspace.data);
-    params.k_splits = splits;
-    params.split_flags = reinterpret_cast<int32_t*>(base);
-    params.partials = reinterpret_cast<float*>(base + split_k_flag_bytes(split_k_slot_count));
+    params.split_k.k_splits = splits;
+    params.split_k.split_flags = reinterpret_cast<int32_t*>(base);
+    params.split_k.partials = reinterpret_cast<float*>(base + split_k_flag_bytes(split_k_slot_count));
   }
   const std::optional<int> band = env::raster_band();
   for (const ChunkLaunch& launch : shape.chunks) {
-    apply_chunk(p, launch.chunk, &params);
+    apply_chunk(p, launch.chunk, &params.scheduler);
     // Each launch counts its tiles' partials from zero (a chunk's units fit the whole problem's slots).
     if (splits > 1)
-      GEMMOPS_CU(*api, cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(params.split_flags), 0,
+      GEMMOPS_CU(*api, cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(params.split_k.split_flags), 0,
                  split_k_flag_bytes(split_k_slot_count), static_cast<CUstream>(stream));
     cuda::LaunchConfig lc;
     lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
     lc.block[0] = static_cast<unsigned>(c.threads());
     lc.smem_bytes = launch.smem_bytes;
     lc.grid[0] = static_cast<unsigned>(launch.clusters * c.cluster_m);
-    params.raster_band = band.value_or(launch.raster_band);
+    params.scheduler.raster_band = band.value_or(launch.raster_band);
     lc.stream = static_cast<CUstream>(stream);
     void* kernel_args[] = {&params};
     GEMMOPS_TRY(cuda::launch(*api, shape.fn, lc, kernel_args));

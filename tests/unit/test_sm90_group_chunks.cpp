@@ -26,7 +26,7 @@ void PrintTo(const GroupChunk& c, std::ostream* os) {
 namespace gemmops {
 namespace {
 
-using kernels::sm90::GroupedGemmParams;
+using kernels::sm90::SchedulerParams;
 using sm90::GroupChunk;
 
 // Chunks cover [0, groups) in order, without gaps, each within the capacity, sizes within one of
@@ -102,7 +102,7 @@ TEST(Sm90GroupChunks, a_launch_sees_its_chunks_offsets_start_and_group_base) {
   p.zero_tail = true;
   const auto* offsets = reinterpret_cast<const int32_t*>(uintptr_t{0x100000});
   p.offsets = offsets;
-  GroupedGemmParams params{};
+  SchedulerParams params{};
   sm90::apply_chunk(p, {0, 400, false}, &params);
   EXPECT_EQ(params.groups, 400);
   EXPECT_EQ(params.group_base, 0);

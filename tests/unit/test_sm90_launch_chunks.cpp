@@ -31,6 +31,7 @@ struct Seen {
   struct Map {
     const void* base;
     std::vector<cuuint64_t> dims, strides;
+    CUtensorMapDataType type;
   };
   std::vector<Map> maps;
 };
@@ -60,12 +61,12 @@ struct RecordingDriver {
       *n = 66;
       return CUDA_SUCCESS;
     };
-    fake.api().cuTensorMapEncodeTiled = [](CUtensorMap* m, CUtensorMapDataType, cuuint32_t rank, void* base,
+    fake.api().cuTensorMapEncodeTiled = [](CUtensorMap* m, CUtensorMapDataType type, cuuint32_t rank, void* base,
                                            const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t*,
                                            const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
                                            CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
-      seen().maps.push_back(
-          {base, std::vector<cuuint64_t>(dims, dims + rank), std::vector<cuuint64_t>(strides, strides + rank - 1)});
+      seen().maps.push_back({base, std::vector<cuuint64_t>(dims, dims + rank),
+                             std::vector<cuuint64_t>(strides, strides + rank - 1), type});
       std::memset(m, 0xAB, sizeof(*m));
       return CUDA_SUCCESS;
     };
@@ -118,16 +119,16 @@ TEST(Sm90GroupChunksLaunch, twenty_thousand_groups_launch_in_order_on_the_stream
   for (size_t i = 0; i < params.size(); ++i) {
     SCOPED_TRACE("launch " + std::to_string(i));
     const bool last = i + 1 == params.size();
-    EXPECT_EQ(params[i].group_base, next);
-    EXPECT_EQ(params[i].offsets, offsets + next);
-    EXPECT_EQ(params[i].start_offset, next > 0 ? offsets + next - 1 : nullptr);
-    EXPECT_EQ(params[i].table_groups, params[i].groups + (last ? 1 : 0));
-    EXPECT_EQ(params[i].rows, 65536);
+    EXPECT_EQ(params[i].scheduler.group_base, next);
+    EXPECT_EQ(params[i].scheduler.offsets, offsets + next);
+    EXPECT_EQ(params[i].scheduler.start_offset, next > 0 ? offsets + next - 1 : nullptr);
+    EXPECT_EQ(params[i].scheduler.table_groups, params[i].scheduler.groups + (last ? 1 : 0));
+    EXPECT_EQ(params[i].scheduler.rows, 65536);
     EXPECT_EQ(launches[i].config.hStream, reinterpret_cast<CUstream>(uintptr_t{0x77}));
     EXPECT_EQ(launches[i].config.sharedMemBytes,
-              static_cast<unsigned>(c.smem_bytes(params[i].table_groups)));
+              static_cast<unsigned>(c.smem_bytes(params[i].scheduler.table_groups)));
     EXPECT_LE(launches[i].config.sharedMemBytes, static_cast<unsigned>(sm90::kSm90SmemBudget));
-    next += params[i].groups;
+    next += params[i].scheduler.groups;
   }
   EXPECT_EQ(next, 20000);
   EXPECT_TRUE(seen().memsets_before.empty());  // no split-K: no flags to clear
@@ -141,10 +142,10 @@ TEST(Sm90GroupChunksLaunch, k_grouped_chunks_count_their_results_from_their_firs
   ASSERT_GT(params.size(), 1u);
   int64_t next = 0;
   for (const GroupedGemmParams& p : params) {
-    EXPECT_EQ(p.group_base, next);
-    EXPECT_EQ(p.table_groups, p.groups);
-    EXPECT_EQ(p.k, 65536);
-    next += p.groups;
+    EXPECT_EQ(p.scheduler.group_base, next);
+    EXPECT_EQ(p.scheduler.table_groups, p.scheduler.groups);
+    EXPECT_EQ(p.scheduler.k, 65536);
+    next += p.scheduler.groups;
   }
   EXPECT_EQ(next, 3000);
 }
@@ -162,7 +163,7 @@ TEST(Sm90GroupChunksLaunch, split_k_flags_are_cleared_before_every_launch) {
   ASSERT_EQ(launches, 3u);  // 400 groups, 164 a launch
   ASSERT_EQ(seen().memsets_before.size(), launches);
   for (size_t i = 0; i < launches; ++i) EXPECT_EQ(seen().memsets_before[i], i) << "memset before launch " << i;
-  for (const GroupedGemmParams& params : seen().params) EXPECT_EQ(params.k_splits, 2);
+  for (const GroupedGemmParams& params : seen().params) EXPECT_EQ(params.split_k.k_splits, 2);
 }
 
 TEST(Sm90GroupChunksLaunch, no_groups_launch_only_for_the_zero_tail) {
@@ -174,9 +175,9 @@ TEST(Sm90GroupChunksLaunch, no_groups_launch_only_for_the_zero_tail) {
   args.zero_tail = true;
   ASSERT_TRUE(launch(args, sm90::sm90_designs()[0]));
   ASSERT_EQ(seen().params.size(), 1u);
-  EXPECT_EQ(seen().params[0].groups, 0);
-  EXPECT_EQ(seen().params[0].table_groups, seen().params[0].groups + 1);
-  EXPECT_EQ(seen().params[0].start_offset, nullptr);
+  EXPECT_EQ(seen().params[0].scheduler.groups, 0);
+  EXPECT_EQ(seen().params[0].scheduler.table_groups, seen().params[0].scheduler.groups + 1);
+  EXPECT_EQ(seen().params[0].scheduler.start_offset, nullptr);
 }
 
 TEST(Sm90GroupChunksLaunch, operands_without_k_map_one_element_at_outs_address) {
@@ -196,8 +197,31 @@ TEST(Sm90GroupChunksLaunch, operands_without_k_map_one_element_at_outs_address) 
   }
   EXPECT_EQ(seen().maps[2].dims, (std::vector<cuuint64_t>{2048, 1000}));  // out as it is
   ASSERT_EQ(seen().params.size(), 1u);
-  EXPECT_EQ(seen().params[0].k, 0);
-  EXPECT_EQ(seen().params[0].table_groups, seen().params[0].groups + 1);
+  EXPECT_EQ(seen().params[0].scheduler.k, 0);
+  EXPECT_EQ(seen().params[0].scheduler.table_groups, seen().params[0].scheduler.groups + 1);
+}
+
+TEST(Sm90GroupChunksLaunch, tensor_maps_take_the_element_type_of_their_dtype_and_refuse_others) {
+  RecordingDriver driver;
+  GroupedGemmArguments args = with_data(testing::moe_forward(8, 1000, 256, 512));
+  ASSERT_TRUE(launch(args, design_named("128x256x64_c2x1_s3_coop_tma")));
+  ASSERT_EQ(seen().maps.size(), 3u);  // A, B and out (the TMA epilogue)
+  for (const Seen::Map& m : seen().maps) EXPECT_EQ(m.type, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  // A dtype without a TMA element type is refused, never mapped as another of its size.
+  auto p = sm90::map_problem(args);
+  ASSERT_TRUE(p) << p.status().to_string();
+  const TensorDesc a_i32(DType::i32, args.A.shape, args.A.strides, kCuda, args.A.data);
+  const TensorDesc b_i32(DType::i32, args.B.shape, args.B.strides, kCuda, args.B.data);
+  p->a = &a_i32;
+  p->b = &b_i32;
+  const auto c = sm90::make_kernel_config(design_named("128x256x64_c2x1_s3_coop_tma"), DType::bf16, DType::bf16,
+                                          Major::k, Major::k, false);
+  const auto params = sm90::make_params(*p, c);
+  ASSERT_FALSE(params);
+  EXPECT_EQ(params.status().code(), ErrorCode::unsupported) << params.status().to_string();
+  EXPECT_NE(params.status().message().find("A: sm90 tensor maps take bf16, fp16, fp32, e4m3 or e5m2; got int32"),
+            std::string::npos)
+      << params.status().message();
 }
 
 }  // namespace
