@@ -5,29 +5,15 @@
 import torch
 
 import gemmops as ops
+from gemmops.torch.moe import apply_activation
 from peers import peer_columns, quack_candidates
 
 GATED = ("swiglu", "swiglu_oss")
 
 
-def torch_activation(y, activation, gate_layout="concatenated", alpha=1.702, limit=7.0):
+def torch_activation(y, activation, gate_layout="concatenated"):
     """The op's meaning in torch, in fp32 (include/gemmops/epilogue.hpp): y is the (rows, N) product."""
-    y = y.float()
-    if activation in GATED:
-        n = y.shape[-1]
-        gate, up = (y[:, : n // 2], y[:, n // 2:]) if gate_layout == "concatenated" else (y[:, 0::2], y[:, 1::2])
-        if activation == "swiglu":
-            return torch.nn.functional.silu(gate) * up
-        g = gate.clamp(max=limit)
-        u = up.clamp(-limit, limit)
-        return (u + 1) * g * torch.sigmoid(alpha * g)
-    if activation == "silu":
-        return torch.nn.functional.silu(y)
-    if activation == "gelu_tanh":
-        return torch.nn.functional.gelu(y, approximate="tanh")
-    if activation == "relu_squared":
-        return torch.relu(y).square()
-    raise ValueError(f"unknown activation {activation}")
+    return apply_activation(y.float(), activation, gate_layout)
 
 
 def bench_one_epilogue(timer, shape, dist, gen, group_sizes, activation, gate_layout, peers=False, quack_tuned=False):

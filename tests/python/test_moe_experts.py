@@ -22,7 +22,7 @@ def reference(x, ids, w, w_gate_up, w_down, activation, gate_layout):
             e = int(ids[t, j])
             if 0 <= e < wu.shape[0]:
                 p = (x[t] @ wu[e]).unsqueeze(0)
-                acc = acc + w[t, j] * (moe._activation(p, activation, gate_layout)[0] @ wd[e])
+                acc = acc + w[t, j] * (moe.apply_activation(p, activation, gate_layout)[0] @ wd[e])
         rows.append(acc)
     return torch.stack(rows)
 

@@ -97,7 +97,8 @@ inline std::vector<int32_t> aligned_group_ends(const std::vector<int32_t>& ends,
 
 /// Rows of the whole padded layout for groups of these ends: the last aligned end.
 inline int64_t aligned_total(const std::vector<int32_t>& ends, int64_t alignment) {
-  return aligned_group_ends(ends, alignment).empty() ? 0 : aligned_group_ends(ends, alignment).back();
+  const std::vector<int32_t> aligned = aligned_group_ends(ends, alignment);
+  return aligned.empty() ? 0 : aligned.back();
 }
 
 /// G counts in [0, max_m] (the masked form): with special_groups and G >= 2 group 0 full, group 1 empty.

@@ -135,17 +135,8 @@ TEST(RankingMemo, ranks_once_per_signature_and_starts_over_when_an_operator_is_a
 namespace gemmops {
 namespace {
 
-// The seed problem's layout on a device, fake: what sm90 operators serve.
-GroupedGemmArguments seed_on_device() {
-  const Device cuda = Device::cuda(0);
-  return GroupedGemmArguments{TensorDesc::contiguous(DType::bf16, {8192, 1024}, cuda),
-                              TensorDesc(DType::bf16, {12, 1024, 2048}, {2048 * 1024, 1, 1024}, cuda),
-                              TensorDesc::contiguous(DType::bf16, {8192, 2048}, cuda), DType::fp32,
-                              TensorDesc::contiguous(DType::i32, {12}, cuda)};
-}
-
 TEST(SignatureMemo, group_alignment_is_part_of_the_signature) {
-  GroupedGemmArguments g = seed_on_device();
+  GroupedGemmArguments g = testing::moe_forward(12, 8192, 2048, 1024);
   const std::vector<OperatorPtr> contiguous = get_operators(g, Target::sm(90, true));
   // The portable operator serves contiguous groups only; the sm90 ones serve aligned groups too.
   OperatorPtr op;
@@ -154,7 +145,7 @@ TEST(SignatureMemo, group_alignment_is_part_of_the_signature) {
   ASSERT_NE(op, nullptr);
   EXPECT_TRUE(op->supports(g, Target::sm(90, true)));
   g.group_alignment = 128;
-  EXPECT_NE(detail::signature_of(g), detail::signature_of(seed_on_device()));
+  EXPECT_NE(detail::signature_of(g), detail::signature_of(testing::moe_forward(12, 8192, 2048, 1024)));
   const Status s = op->supports(g, Target::sm(90, true));  // not the memoised answer of alignment 1
   EXPECT_EQ(s.code(), ErrorCode::unsupported) << s.to_string();
   EXPECT_EQ(s.message(), "group_alignment: this operator serves contiguous groups only (1); got 128");

@@ -8,6 +8,7 @@
 
 #include "gemmops/gemmops.hpp"
 #include "sm90/designs.hpp"
+#include "support/problems.hpp"
 
 namespace gemmops::sm90 {
 namespace {
@@ -18,19 +19,12 @@ bool is_trial(const OperatorPtr& op) {
   return false;
 }
 
-Arguments m_grouped(int64_t groups, int64_t total_m, int64_t n, int64_t k) {
-  const Device cuda = Device::cuda(0);
-  return GroupedGemmArguments{TensorDesc::contiguous(DType::bf16, {total_m, k}, cuda),
-                              TensorDesc(DType::bf16, {groups, k, n}, {n * k, 1, k}, cuda),
-                              TensorDesc::contiguous(DType::bf16, {total_m, n}, cuda), DType::fp32,
-                              TensorDesc::contiguous(DType::i32, {groups}, cuda)};
-}
-
 TEST(Sm90TrialDesigns, rank_after_every_other_operator) {
   // The seed problem, a decode-sized one and a large one: the trial designs' guessed calibrations
   // must not decide what any of them runs.
-  for (const Arguments& args : {m_grouped(12, 8192, 2048, 1024), m_grouped(128, 256, 4096, 7168),
-                                m_grouped(8, 65536, 4096, 4096)}) {
+  for (const GroupedGemmArguments& args : {testing::moe_forward(12, 8192, 2048, 1024),
+                                           testing::moe_forward(128, 256, 4096, 7168),
+                                           testing::moe_forward(8, 65536, 4096, 4096)}) {
     const std::vector<OperatorPtr> ops = get_operators(args, Target::sm(90, true));
     ASSERT_FALSE(ops.empty());
     bool seen_trial = false;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gemmops/arguments.hpp"
+#include "support/invalid.hpp"
 #include "support/problems.hpp"
 
 namespace gemmops {
@@ -18,11 +19,7 @@ using testing::make_grouped_k;
 using testing::make_grouped_m;
 using testing::make_grouped_n;
 
-std::string invalid(const Arguments& args) {
-  Status s = validate(args);
-  EXPECT_EQ(s.code(), ErrorCode::invalid_argument) << s.to_string();
-  return s.message();
-}
+using testing::invalid;
 
 TensorDesc fp32(std::vector<int64_t> shape, Device d = Device::cpu()) {
   return TensorDesc::contiguous(DType::fp32, std::move(shape), d);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gemmops/arguments.hpp"
+#include "support/invalid.hpp"
 #include "support/problems.hpp"
 
 namespace gemmops {
@@ -13,11 +14,7 @@ namespace {
 using testing::make_batched;
 using testing::make_gemm;
 
-std::string invalid(const Arguments& args) {
-  Status s = validate(args);
-  EXPECT_EQ(s.code(), ErrorCode::invalid_argument) << s.to_string();
-  return s.message();
-}
+using testing::invalid;
 
 TEST(ValidateGemm, valid_gemm_and_batched_pass) {
   EXPECT_TRUE(validate(make_gemm(8192, 2048, 1024)));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gemmops/arguments.hpp"
+#include "support/invalid.hpp"
 #include "support/problems.hpp"
 
 namespace gemmops {
@@ -14,11 +15,7 @@ using testing::make_grouped_k;
 using testing::make_grouped_m;
 using testing::make_grouped_n;
 
-std::string invalid(const Arguments& args) {
-  Status s = validate(args);
-  EXPECT_EQ(s.code(), ErrorCode::invalid_argument) << s.to_string();
-  return s.message();
-}
+using testing::invalid;
 
 // Host offsets with data: only then are the values checked.
 GroupedGemmArguments with_host_offsets(GroupedGemmArguments g, std::vector<int32_t>& values) {

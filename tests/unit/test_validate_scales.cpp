@@ -9,6 +9,7 @@
 #include "cpu/cpu_operator.hpp"
 #include "gemmops/metadata.hpp"
 #include "gemmops/registry.hpp"
+#include "support/invalid.hpp"
 #include "support/problems.hpp"
 #include "support/sm90_operators.hpp"
 
@@ -23,11 +24,7 @@ using testing::make_grouped_n;
 
 constexpr DType kE4m3 = DType::e4m3;
 
-std::string invalid(const Arguments& args) {
-  Status s = validate(args);
-  EXPECT_EQ(s.code(), ErrorCode::invalid_argument) << s.to_string();
-  return s.message();
-}
+using testing::invalid;
 
 // Scales of `shape`, k_major (row-major) or mn_major (dimension -2 contiguous, the K-block
 // dimension's stride `ld` >= size(-2), DeepGEMM's TMA-aligned form pads it to 4).

@@ -28,15 +28,36 @@ def _arguments(form: str, a, b, out, offs):
                                       zero_tail=form in ("2d3d", "3d2d"))
 
 
+class PlanLaunch:
+    """A C++ plan and what each launch of it needs, read once (the host cost of a call is the
+    point): the bytes of workspace and the device ordinal (-1: the host)."""
+
+    __slots__ = ("plan", "workspace", "device")
+
+    def __init__(self, plan, device: int):
+        self.plan, self.workspace, self.device = plan, plan.workspace_size, device
+
+    def run(self, a, b, out, offs, row_scale=None):
+        """Launches on tensors of the plan's layout (unchecked) on the current stream, the workspace
+        from torch's caching allocator: stream-ordered, so freeing it after the launch is safe, and
+        inside a CUDA-graph capture it comes from the graph's pool."""
+        stream = _raw_stream(self.device) if self.device >= 0 else 0
+        ws = torch.empty(self.workspace, dtype=torch.uint8, device=out.device) if self.workspace else None
+        args = (a.data_ptr(), b.data_ptr(), out.data_ptr(), 0 if offs is None else offs.data_ptr(), stream,
+                0 if ws is None else ws.data_ptr(), self.workspace)
+        if row_scale is None:  # (no keyword to parse on grouped_mm's calls)
+            self.plan._run_unchecked(*args)
+        else:
+            self.plan._run_unchecked(*args, row_scale=row_scale.data_ptr())
+
+
 class _Launch:
     """One layout's plan, and the inputs it wants as contiguous copies."""
 
-    __slots__ = ("plan", "copy_a", "copy_b", "copy_offs", "workspace", "device")
+    __slots__ = ("launch", "copy_a", "copy_b", "copy_offs")
 
-    def __init__(self, plan, copy_a: bool, copy_b: bool, copy_offs: bool, device: int):
-        self.plan, self.copy_a, self.copy_b, self.copy_offs = plan, copy_a, copy_b, copy_offs
-        self.workspace = plan.workspace_size
-        self.device = device
+    def __init__(self, launch: PlanLaunch, copy_a: bool, copy_b: bool, copy_offs: bool):
+        self.launch, self.copy_a, self.copy_b, self.copy_offs = launch, copy_a, copy_b, copy_offs
 
     def __call__(self, a, b, out, offs):
         if self.copy_a:
@@ -45,14 +66,7 @@ class _Launch:
             b = b.contiguous()
         if self.copy_offs:
             offs = offs.contiguous()
-        stream = _raw_stream(self.device) if self.device >= 0 else 0
-        ws = None
-        if self.workspace:
-            # torch's caching allocator: stream-ordered, so freeing it after the launch is safe, and
-            # inside a CUDA-graph capture it comes from the graph's pool.
-            ws = torch.empty(self.workspace, dtype=torch.uint8, device=out.device)
-        self.plan._run_unchecked(a.data_ptr(), b.data_ptr(), out.data_ptr(), 0 if offs is None else offs.data_ptr(),
-                                 stream, 0 if ws is None else ws.data_ptr(), self.workspace)
+        self.launch.run(a, b, out, offs)
 
 
 def _copy_us(t: torch.Tensor) -> float:
@@ -85,7 +99,7 @@ def choose(form: str, a, b, out, offs) -> _Launch:
             continue
         ops = _core.get_operators(args)
         if not ops:
-            first_error = first_error or _no_operator(args)
+            first_error = first_error or no_operator(args)
             continue
         cost = ops[0].estimated_time_us(args) + (_copy_us(a) if copy_a else 0.0) + (_copy_us(b) if copy_b else 0.0)
         if best is None or cost < best[0]:
@@ -94,9 +108,9 @@ def choose(form: str, a, b, out, offs) -> _Launch:
         raise first_error
     _, args, op, copy_a, copy_b = best
     plan = _core.make_plan(args, operator=op)
-    return _Launch(plan, copy_a, copy_b, need_offs_copy, a.get_device())
+    return _Launch(PlanLaunch(plan, a.get_device()), copy_a, copy_b, need_offs_copy)
 
 
-def _no_operator(args) -> GroupedMMError:
+def no_operator(args) -> GroupedMMError:
     reasons = "; ".join(f"{op.name if op else 'target'}: {status.error}" for op, status in _core.get_rejections(args)[:3])
     return GroupedMMError(f"gemmops: no operator serves {args!r}; first reasons: {reasons}")

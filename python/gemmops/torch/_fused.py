@@ -7,27 +7,18 @@ from typing import Dict, Optional
 import torch
 
 from .. import _gemmops as _core
-from ._dispatch import _raw_stream
+from ._dispatch import PlanLaunch
 
-
-class _FusedLaunch:
-    __slots__ = ("plan", "workspace", "device")
-
-    def __init__(self, plan, device: int):
-        self.plan, self.workspace, self.device = plan, plan.workspace_size, device
-
-
-_launches: Dict[tuple, Optional[_FusedLaunch]] = {}
+_launches: Dict[tuple, Optional[PlanLaunch]] = {}
 atexit.register(_launches.clear)  # plans hold C++ objects: gone before the extension is
 
 
-def _key(a, b, offs, out_shape, out_dtype, activation, gate_layout, row_scale) -> tuple:
-    return (a.dtype, a.shape, a.stride(), b.dtype, b.shape, b.stride(), offs.shape, out_shape, out_dtype,
-            a.get_device(), activation, gate_layout, row_scale is not None,
-            (a.data_ptr() | b.data_ptr()) & 15)
+def _key(a, b, offs, out_shape, activation, gate_layout, row_scale) -> tuple:
+    return (a.dtype, a.shape, a.stride(), b.dtype, b.shape, b.stride(), offs.shape, out_shape, a.get_device(),
+            activation, gate_layout, row_scale is not None, (a.data_ptr() | b.data_ptr()) & 15)
 
 
-def _plan(a, b, offs, out, activation, gate_layout, row_scale) -> Optional[_FusedLaunch]:
+def _plan(a, b, offs, out, activation, gate_layout, row_scale) -> Optional[PlanLaunch]:
     epilogue = _core.EpilogueOps(activation=activation, gate_layout=gate_layout, row_scale=row_scale)
     try:
         args = _core.GroupedGemmArguments(a, b, out, accumulator_type="float32", offsets=offs, zero_tail=True,
@@ -37,7 +28,7 @@ def _plan(a, b, offs, out, activation, gate_layout, row_scale) -> Optional[_Fuse
     ops = _core.get_operators(args)
     if not ops:
         return None
-    return _FusedLaunch(_core.make_plan(args, operator=ops[0]), a.get_device())
+    return PlanLaunch(_core.make_plan(args, operator=ops[0]), a.get_device())
 
 
 def grouped_mm_epilogue(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, activation: str = "none",
@@ -49,18 +40,13 @@ def grouped_mm_epilogue(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, ac
     caller then runs the unfused ops)."""
     n = b.shape[-1] // 2 if activation in ("swiglu", "swiglu_oss") else b.shape[-1]
     out_shape = (a.shape[0], n)
-    key = _key(a, b, offs, out_shape, a.dtype, activation, gate_layout, row_scale)
+    key = _key(a, b, offs, out_shape, activation, gate_layout, row_scale)
     launch = _launches.get(key, False)
     out = torch.empty(out_shape, dtype=a.dtype, device=a.device)
     if launch is False:
         launch = _launches[key] = _plan(a, b, offs, out, activation, gate_layout, row_scale)
     if launch is None:
         return None
-    if out.numel() == 0:
-        return out
-    stream = _raw_stream(launch.device) if launch.device >= 0 else 0
-    ws = torch.empty(launch.workspace, dtype=torch.uint8, device=a.device) if launch.workspace else None
-    launch.plan._run_unchecked(a.data_ptr(), b.data_ptr(), out.data_ptr(), offs.data_ptr(), stream,
-                               0 if ws is None else ws.data_ptr(), launch.workspace,
-                               row_scale=0 if row_scale is None else row_scale.data_ptr())
+    if out.numel():
+        launch.run(a, b, out, offs, row_scale)
     return out

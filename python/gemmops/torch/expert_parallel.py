@@ -22,10 +22,10 @@ from typing import Optional
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 from torch.distributed.nn.functional import all_to_all_single
 
 from . import grouped_mm
+from .moe import apply_activation
 
 __all__ = ["ExpertParallelExperts", "ExpertPlacement", "expert_parallel_experts", "local_experts_forward"]
 
@@ -50,17 +50,6 @@ class ExpertPlacement:
         return torch.div(expert_ids, self.local, rounding_mode="floor")
 
 
-def _activate(h: torch.Tensor, activation: str) -> torch.Tensor:
-    if activation == "swiglu":  # [gate; up] halves of the 2I columns
-        gate, up = h.chunk(2, dim=-1)
-        return F.silu(gate) * up
-    if activation == "silu":
-        return F.silu(h)
-    if activation == "gelu_tanh":
-        return F.gelu(h, approximate="tanh")
-    return F.relu(h).square()
-
-
 def _counts(ids: torch.Tensor, bins: int) -> torch.Tensor:
     """How many of ids fall in each of bins (ids in [0, bins)), on the device, without a host sync."""
     out = torch.zeros(bins, dtype=torch.int64, device=ids.device)
@@ -77,7 +66,7 @@ def local_experts_forward(rows: torch.Tensor, local_ids: torch.Tensor, w_up: tor
     ends = torch.searchsorted(sorted_ids, torch.arange(e_local, device=rows.device, dtype=sorted_ids.dtype),
                               right=True, out_int32=True)
     x = rows[order]
-    h = _activate(grouped_mm(x, w_up, ends), activation)
+    h = apply_activation(grouped_mm(x, w_up, ends), activation, "concatenated")
     y = grouped_mm(h.to(w_down.dtype), w_down, ends)
     return torch.empty_like(y).index_copy(0, order, y)
 

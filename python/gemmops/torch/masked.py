@@ -7,10 +7,10 @@ from typing import Dict, Optional
 import torch
 
 from .. import _gemmops as _core
-from ._dispatch import _raw_stream
+from ._dispatch import PlanLaunch, no_operator
 from ._forms import GroupedMMError
 
-_plans: Dict[tuple, object] = {}
+_plans: Dict[tuple, PlanLaunch] = {}
 atexit.register(_plans.clear)  # plans hold C++ objects: gone before the extension is
 
 
@@ -28,21 +28,15 @@ def grouped_mm_masked(a: torch.Tensor, b: torch.Tensor, counts: torch.Tensor,
         return out
     key = (a.dtype, a.shape, a.stride(), b.dtype, b.shape, b.stride(), out_dtype, counts.dtype, counts.shape,
            a.get_device(), (a.data_ptr() | b.data_ptr()) & 15)
-    plan = _plans.get(key)
-    if plan is None:
+    launch = _plans.get(key)
+    if launch is None:
         try:
             args = _core.GroupedGemmArguments(a, b, out, accumulator_type="float32", offsets=counts)
         except (ValueError, TypeError) as e:
             raise GroupedMMError(f"grouped_mm_masked: {e}") from e
         ops = _core.get_operators(args)
         if not ops:
-            reasons = "; ".join(f"{op.name if op else 'target'}: {s.error}" for op, s in _core.get_rejections(args)[:3])
-            raise GroupedMMError(f"grouped_mm_masked: no operator serves these arguments; first reasons: {reasons}")
-        plan = _plans[key] = _core.make_plan(args, operator=ops[0])
-    device = a.get_device()
-    stream = _raw_stream(device) if device >= 0 else 0
-    ws = plan.workspace_size
-    buf = torch.empty(ws, dtype=torch.uint8, device=a.device) if ws else None
-    plan._run_unchecked(a.data_ptr(), b.data_ptr(), out.data_ptr(), counts.data_ptr(), stream,
-                        0 if buf is None else buf.data_ptr(), ws)
+            raise no_operator(args)
+        launch = _plans[key] = PlanLaunch(_core.make_plan(args, operator=ops[0]), a.get_device())
+    launch.run(a, b, out, counts)
     return out

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from . import grouped_mm
 from ._fused import grouped_mm_epilogue
 
-__all__ = ["ACTIVATIONS", "moe_experts", "route"]
+__all__ = ["ACTIVATIONS", "apply_activation", "moe_experts", "route"]
 
 ACTIVATIONS = ("swiglu", "swiglu_oss", "silu", "gelu_tanh", "relu_squared")
 _GATED = ("swiglu", "swiglu_oss")
@@ -46,9 +46,9 @@ def route(topk_ids: torch.Tensor, num_experts: int) -> Tuple[torch.Tensor, torch
     return order, offsets, torch.div(order, k, rounding_mode="floor")
 
 
-def _activation(p: torch.Tensor, activation: str, gate_layout: str, alpha: float = 1.702,
+def apply_activation(p: torch.Tensor, activation: str, gate_layout: str, alpha: float = 1.702,
                 limit: float = 7.0) -> torch.Tensor:
-    """The op's meaning in torch (gemmops/epilogue.hpp), in p's dtype's fp32 arithmetic."""
+    """The op's meaning in torch (gemmops/epilogue.hpp), in p's dtype: p is the (rows, N) product."""
     if activation in _GATED:
         n = p.shape[-1] // 2
         gate, up = (p[:, :n], p[:, n:]) if gate_layout == "concatenated" else (p[:, 0::2], p[:, 1::2])
@@ -78,7 +78,7 @@ class _MoEExperts(torch.autograd.Function):
         xs = x[token]
         h = grouped_mm_epilogue(xs, w_gate_up, offsets, activation, gate_layout)
         if h is None:  # no operator fuses the activation here
-            h = _activation(grouped_mm(xs, w_gate_up, offsets), activation, gate_layout).to(x.dtype)
+            h = apply_activation(grouped_mm(xs, w_gate_up, offsets), activation, gate_layout).to(x.dtype)
         y = grouped_mm_epilogue(h, w_down, offsets, "none", row_scale=weights)
         if y is None:
             y = (grouped_mm(h, w_down, offsets).float() * weights.unsqueeze(-1)).to(x.dtype)
@@ -96,7 +96,7 @@ class _MoEExperts(torch.autograd.Function):
         # The pre-activation again (one grouped GEMM), and the activation's own gradient from torch.
         p = grouped_mm(xs, w_gate_up, offsets).detach().requires_grad_(True)
         with torch.enable_grad():
-            h = _activation(p, ctx.activation, ctx.gate_layout)
+            h = apply_activation(p, ctx.activation, ctx.gate_layout)
         dh_unweighted = grouped_mm(dy, w_down.transpose(-2, -1), offsets)  # (S, I)
         d_weights = (dh_unweighted.float() * h.detach().float()).sum(dim=-1)  # row-wise dot products
         dh = (dh_unweighted.float() * weights.unsqueeze(-1)).to(p.dtype)
