@@ -1,54 +1,114 @@
 #!/usr/bin/env bash
-# scripts/gpu_test.sh: on a machine with an sm_90a GPU and the toolchain already installed (no
-# network needed): builds, runs the gpu and compile tiers, memcheck on the edge cases, the Python
-# tests (GPU ones included) and, with --bench, the benchmark.
-#   scripts/gpu_test.sh [--gtest-source DIR] [--bench [ARGS...]]
-# Writes logs to $GEMMOPS_LOG_DIR (default build/gpu-logs). Exit code non-zero if any step failed.
+# scripts/gpu_test.sh: every GPU test, on a machine with an sm_90a GPU and the toolchain installed (no
+# network needed), in one run of a few minutes: builds the C++ GPU tests and the Python module side by
+# side, then runs at once the C++ gpu tier (sharded processes, scripts/gtest_shards.py), memcheck on
+# the kernels' edge paths and the Python tests. Kernels are built with the barrier watchdog, so a
+# deadlock fails its test in seconds, named by test (operator, design) and problem, instead of
+# hanging the run. The compile tier runs in CI (scripts/test.sh) and is not repeated here.
+#   scripts/gpu_test.sh [--gtest-source DIR] [--wheels DIR] [--shards N] [--deadline S] [--bench [ARGS...]]
+# --wheels: a folder of wheels (nanobind, scikit-build-core) to install from where no index is reachable.
+# Logs go to $GEMMOPS_LOG_DIR (default build/gpu-logs). Prints per tier passed / failed / skipped (and
+# why) and exits non-zero if any step failed.
 # SPDX-License-Identifier: Apache-2.0
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 gtest_source=""
+wheels=""
+jobs=$(nproc)
+shards=$(( jobs < 12 ? jobs : 12 ))
+deadline=420
 bench=0
 bench_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --gtest-source) gtest_source=$2; shift 2 ;;
+    --wheels) wheels=$2; shift 2 ;;
+    --shards) shards=$2; shift 2 ;;
+    --deadline) deadline=$2; shift 2 ;;
     --bench) bench=1; shift; bench_args=("$@"); break ;;
-    *) echo "usage: scripts/gpu_test.sh [--gtest-source DIR] [--bench [ARGS...]]" >&2; exit 2 ;;
+    *) echo "usage: scripts/gpu_test.sh [--gtest-source DIR] [--wheels DIR] [--shards N] [--deadline S] [--bench [ARGS...]]" >&2
+       exit 2 ;;
   esac
 done
 logs=${GEMMOPS_LOG_DIR:-build/gpu-logs}
 mkdir -p "$logs"
-jobs=$(nproc)
+start=$SECONDS
+# Seconds a kernel's barrier or split-K flag may spin before it traps; one value for every tier, as
+# it is part of the kernel cache key.
+export GEMMOPS_KERNEL_WATCHDOG=${GEMMOPS_KERNEL_WATCHDOG:-20}
+export PIP_ROOT_USER_ACTION=ignore PYTHONUNBUFFERED=1
 failed=()
-step() {  # step NAME COMMAND...: runs one step, its output to $logs/NAME.log, remembers a failure
-  local name=$1; shift
-  echo "=== $name"
-  if "$@" >"$logs/$name.log" 2>&1; then echo "=== $name: ok"; else echo "=== $name: FAILED"; tail -40 "$logs/$name.log"; failed+=("$name"); fi
-}
+elapsed() { echo "$((SECONDS - start)) s"; }
 
+# ---- build: the C++ GPU tests and the Python module at once
 configure=(cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release)
 [ -n "$gtest_source" ] && configure+=("-DGEMMOPS_GTEST_SOURCE_DIR=$gtest_source")
-step configure "${configure[@]}"
-step build cmake --build build/gpu -j "$jobs"
-step ctest-gpu-compile ctest --test-dir build/gpu -L "gpu|compile" -j "$jobs" --output-on-failure
-grep -E "tests passed|tests failed" "$logs/ctest-gpu-compile.log"
-if command -v compute-sanitizer >/dev/null; then
-  # The ragged problems (empty and 1-row groups, tile +- 1, trailing rows, K-grouped) of one design per schedule;
-  # the portable operators on every form and edge, and on malformed device offsets.
-  step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/gpu/tests/gemmops_gpu_tests \
-    --gtest_filter='*matches*bf16_f32acc_128x256x64_c2x1*:*matches*bf16_f32acc_128x256x64_c1x1_s4_coop_tma_ring2*:*matches*bf16_f32acc_64x128x64*:*k_grouped*bf16_f32acc_128x128x64_c2x1_s5*:*bf16_f32acc_128x128x64_c1x1_s4_pingpong*:SimtOperators.every_form*:SimtOperators.malformed*'
-fi
-python_tests() {
-  python3 -m pip install -q --no-build-isolation --no-deps . && python3 -m pytest -q -rs tests/python
+build_cpp() { "${configure[@]}" && cmake --build build/gpu -j "$jobs" --target gemmops_gpu_tests; }
+build_python() {
+  if [ -n "$wheels" ]; then python3 -m pip install -q --no-index --find-links "$wheels" nanobind scikit-build-core || return 1; fi
+  python3 -m pip install -q --no-build-isolation --no-deps --config-settings=build-dir=build/python .
 }
-step python python_tests
-grep -E "passed|failed|skipped" "$logs/python.log" | tail -3
+echo "=== build (C++ gpu tests and the Python module, side by side)"
+build_cpp >"$logs/build-cpp.log" 2>&1 &
+cpp_pid=$!
+build_python >"$logs/build-python.log" 2>&1 &
+py_pid=$!
+wait "$cpp_pid" || { failed+=(build-cpp); tail -30 "$logs/build-cpp.log"; }
+wait "$py_pid" || { failed+=(build-python); tail -30 "$logs/build-python.log"; }
+echo "=== build done ($(elapsed))"
+
+# ---- tests: three tiers at once, each in its own log
+gpu_bin=build/gpu/tests/gemmops_gpu_tests
+pids=()
+if [ -x "$gpu_bin" ]; then
+  python3 scripts/gtest_shards.py "$gpu_bin" --shards "$shards" --test-timeout 150 --deadline "$deadline" \
+    --label "gpu (C++)" --junit "$logs/gpu-junit.xml" >"$logs/gpu.log" 2>&1 &
+  pids+=("gpu:$!")
+  if command -v compute-sanitizer >/dev/null; then
+    # The edge paths of the kernel, one design of each kind: ragged and zero-tail problems, K = 0, the
+    # aligned and masked layouts, every epilogue op, more groups than one table holds, the 192-wide
+    # and 256-row tiles, split-K; the portable operators on every form and on malformed offsets.
+    designs='bf16_f32acc_128x256x64_c2x1_s4_coop_tma_ring2:bf16_f32acc_128x128x64_c1x1_s6_pingpong:bf16_f32acc_64x256x64_c1x1_s5_smallm'
+    filter=""
+    for d in ${designs//:/ }; do
+      filter+="*matches_the_float64*/sm90a_grouped_gemm_$d:*aligned*/sm90a_grouped_gemm_$d:*masked*/sm90a_grouped_gemm_$d:"
+      filter+="*KZero*/sm90a_grouped_gemm_$d:*rows_past_the_last*/sm90a_grouped_gemm_$d:"
+    done
+    filter+="*Sm90EpilogueTest*bf16_f32acc_128x256x64_c2x1_s4_coop_tma_ring2*:*Sm90EpilogueTest*bf16_f32acc_64x256x64_c1x1_s5_pingpong*:"
+    filter+="*just_past_the_table*bf16_f32acc_128x128x64_c1x1_s6_pingpong:*split_k_matches*/sm90a_grouped_gemm_bf16_f32acc_128x256x64_c2x1_s4_coop_tma_ring2:"
+    filter+="*matches_the_float64*/sm90a_grouped_gemm_bf16_f32acc_256x128x64_c2x1_s4_coop:SimtOperators.every_form*:SimtOperators.malformed*"
+    compute-sanitizer --tool memcheck --error-exitcode 1 "$gpu_bin" --gtest_filter="$filter" >"$logs/memcheck.log" 2>&1 &
+    pids+=("memcheck:$!")
+  fi
+fi
+python_tests() { python3 -m pytest -q -rs -p no:cacheprovider "--junitxml=$logs/python-junit.xml" tests/python; }
+if [[ ! " ${failed[*]} " =~ " build-python " ]]; then
+  python_tests >"$logs/python.log" 2>&1 &
+  pids+=("python:$!")
+fi
+for entry in "${pids[@]}"; do
+  name=${entry%%:*}
+  if wait "${entry#*:}"; then echo "=== $name: ok ($(elapsed))"; else echo "=== $name: FAILED ($(elapsed))"; failed+=("$name"); fi
+done
+
+# ---- what failed, then one summary per tier
+for name in "${failed[@]}"; do
+  case "$name" in
+    gpu) grep -E -A12 "^--- FAILED" "$logs/gpu.log" | head -150 ;;
+    memcheck) grep -E "ERROR SUMMARY|Invalid|FAILED|at 0x" "$logs/memcheck.log" | head -40 ;;
+    python) grep -E "^(FAILED|ERROR)" "$logs/python.log" | head -40 ;;
+  esac
+done
+echo "=== tests per tier ($(elapsed)): passed, failed, skipped (and why)"
+[ -f "$logs/gpu.log" ] && grep -E "^(gpu \(C\+\+\):|    [0-9]+ (skipped|not run))" "$logs/gpu.log"
+[ -f "$logs/memcheck.log" ] && { grep -E "^\[  PASSED  \]|^\[  FAILED  \].*tests?, listed|^\[  SKIPPED \].*tests?, listed|ERROR SUMMARY" "$logs/memcheck.log" | sed 's/^/memcheck: /'; }
+[ -f "$logs/python-junit.xml" ] && python3 scripts/summarize_tests.py --pytest-junit "$logs/python-junit.xml" 2>/dev/null | grep -v "^$"
 if [ "$bench" = 1 ]; then
   echo "=== bench"
   python3 bench/bench_grouped.py "${bench_args[@]}" 2>&1 | tee "$logs/bench.log" || failed+=(bench)
 fi
+echo "gpu_test.sh: $(elapsed) in all"
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'gpu_test.sh: FAILED: %s\n' "${failed[@]}"
   exit 1

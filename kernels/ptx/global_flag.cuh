@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "ptx/mbarrier.cuh"
+
 namespace gemmops::kernels::ptx {
 
 /// Adds `v` to `*flag` after every write this thread has seen (its own, and its CTA's ones ordered
@@ -15,6 +17,21 @@ __device__ __forceinline__ int flag_load_acquire(const int* flag) {
   int v;
   asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(flag) : "memory");
   return v;
+}
+
+/// Spins (sleeping between reads) until `*flag` reaches `target`. The debugging build with the barrier
+/// watchdog (mbarrier.cuh) traps after as long as a barrier wait may spin, so a split-K unit whose
+/// partners never come fails its launch instead of hanging it.
+__device__ __forceinline__ void flag_wait_at_least(const int* flag, int target) {
+#ifdef GEMMOPS_KERNEL_WATCHDOG_NS
+  const uint64_t start = global_timer_ns();
+  while (flag_load_acquire(flag) < target) {
+    if (global_timer_ns() - start > GEMMOPS_KERNEL_WATCHDOG_NS) asm volatile("trap;");
+    __nanosleep(64);
+  }
+#else
+  while (flag_load_acquire(flag) < target) __nanosleep(64);
+#endif
 }
 
 }  // namespace gemmops::kernels::ptx

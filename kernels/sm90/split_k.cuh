@@ -47,7 +47,7 @@ __device__ __forceinline__ bool split_k_fixup(float (&acc)[kAtoms][C.tile_n / 2]
   }
   if (t == 0) {
     // The other units of this tile started with it or before it: a short wait.
-    while (ptx::flag_load_acquire(flag) < p.k_splits - 1) __nanosleep(64);
+    ptx::flag_wait_at_least(flag, p.k_splits - 1);
   }
   ptx::named_barrier_sync(barrier, 128);
   for (int s = 0; s < p.k_splits - 1; ++s) {

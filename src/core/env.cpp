@@ -81,6 +81,11 @@ std::optional<int> kernel_watchdog_seconds() {
   return std::nullopt;
 }
 
+bool kernel_lineinfo() {
+  const auto v = get("GEMMOPS_KERNEL_LINEINFO");
+  return v && !v->empty() && *v != "0";
+}
+
 std::optional<int> split_k() {
   if (auto v = get("GEMMOPS_SPLIT_K")) {
     const int n = std::atoi(v->c_str());

@@ -36,6 +36,9 @@ bool k_grouped_walk_longest_first();
 /// GEMMOPS_KERNEL_WATCHDOG: seconds a kernel's barrier wait may spin before the kernel traps (a
 /// debugging build of the kernels; unset: no watchdog, the default).
 std::optional<int> kernel_watchdog_seconds();
+/// GEMMOPS_KERNEL_LINEINFO (set, not "0"): kernels carry their source lines (-lineinfo), for a
+/// debugger or profiler; part of the cache key like every compile option.
+bool kernel_lineinfo();
 /// GEMMOPS_SPLIT_K: ways to split K on the sm90 M-grouped kernels instead of the estimate's choice
 /// (tests and experiments; capped by the kernel's limit).
 std::optional<int> split_k();
