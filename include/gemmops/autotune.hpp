@@ -13,6 +13,12 @@ struct AutotuneOptions {
   int warmup = 3;       ///< untimed runs first (the first also loads the kernel)
   int iterations = 10;  ///< timed runs; the median counts
   Stream stream = nullptr;
+  /// Wall time each run (warm-up runs included) may take before the candidate is reported as failed
+  /// with that reason. Nothing after such a candidate is timed: its kernel may still occupy the device.
+  double timeout_ms = 10000;
+  /// Trial designs (OperatorMetadata::trial: not yet verified on hardware) are timed only when this is
+  /// true or GEMMOPS_TRIAL_DESIGNS=1; otherwise they are returned as failed with that reason.
+  bool include_trial = false;
 };
 
 /// One candidate's outcome: its median run time, or why it could not be timed.
@@ -30,7 +36,9 @@ using RunTimer =
 
 /// Compiles and times every candidate that supports `args` (they need data: each run overwrites
 /// out, so pass scratch outputs of the real shapes), and returns them fastest first, then the ones
-/// that failed with their Status, in candidate order. Synchronises the stream; not graph-safe.
+/// that failed with their Status, in candidate order. Synchronises the stream; not graph-safe. Never
+/// waits longer than options.timeout_ms for one run: a kernel that does not finish is that
+/// candidate's failure, not the caller's hang.
 /// Choose once per shape and keep the result: get_operators() stays the cheap, stable order.
 std::vector<Timing> autotune(const Arguments& args, const std::vector<OperatorPtr>& candidates,
                              const AutotuneOptions& options = {}, const RunTimer& timer = {});

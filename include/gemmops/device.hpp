@@ -56,6 +56,9 @@ class EventTimer {
   Status stop(Stream stream = nullptr);
   /// Waits for the stop event; milliseconds between start and stop.
   Result<float> elapsed_ms() const;
+  /// The same, waiting at most `timeout_ms` of wall time for the stop event: past it, a
+  /// driver_error Status saying so (the work may still be running on the device).
+  Result<float> elapsed_ms(double timeout_ms) const;
 
  private:
   EventTimer() = default;

@@ -78,8 +78,9 @@ struct OperatorMetadata {
   OperandConstraints constraints;
   Design design;
   Target target;                    ///< the architecture the operator is built for
-  /// A design not yet timed on hardware: its estimate is a guess, so discovery ranks it after every
-  /// other operator (autotune still times it).
+  /// A design not yet verified on hardware: discovery and autotune offer it only on request
+  /// (GEMMOPS_TRIAL_DESIGNS=1, AutotuneOptions::include_trial), and then rank it after every other
+  /// operator, as its estimate is a guess.
   bool trial = false;
 };
 

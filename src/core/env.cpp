@@ -81,6 +81,11 @@ std::optional<int> kernel_watchdog_seconds() {
   return std::nullopt;
 }
 
+bool trial_designs() {
+  const auto v = get("GEMMOPS_TRIAL_DESIGNS");
+  return v && !v->empty() && *v != "0";
+}
+
 bool kernel_lineinfo() {
   const auto v = get("GEMMOPS_KERNEL_LINEINFO");
   return v && !v->empty() && *v != "0";

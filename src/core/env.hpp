@@ -39,6 +39,9 @@ std::optional<int> kernel_watchdog_seconds();
 /// GEMMOPS_KERNEL_LINEINFO (set, not "0"): kernels carry their source lines (-lineinfo), for a
 /// debugger or profiler; part of the cache key like every compile option.
 bool kernel_lineinfo();
+/// GEMMOPS_TRIAL_DESIGNS (set, not "0"): discovery and autotune also offer trial designs
+/// (OperatorMetadata::trial, not yet verified on hardware); by default they offer none.
+bool trial_designs();
 /// GEMMOPS_SPLIT_K: ways to split K on the sm90 M-grouped kernels instead of the estimate's choice
 /// (tests and experiments; capped by the kernel's limit).
 std::optional<int> split_k();

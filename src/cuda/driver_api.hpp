@@ -26,7 +26,7 @@ namespace gemmops::cuda {
   X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemGetInfo, 3020) X(cuMemcpyHtoD, 3020)                \
   X(cuMemcpyDtoH, 3020) X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020) X(cuMemsetD8, 3020)   \
   X(cuMemsetD8Async, 3020) X(cuStreamSynchronize, 2000) X(cuEventCreate, 2000)                      \
-  X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080)                   \
+  X(cuEventRecord, 2000) X(cuEventQuery, 2000) X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080)                   \
   X(cuEventDestroy, 4000) X(cuTensorMapEncodeTiled, 12000) X(cuGetErrorName, 6000)                  \
   X(cuGetErrorString, 6000) X(cuPointerGetAttribute, 4000)
 

@@ -1,5 +1,11 @@
 // src/cuda/event_timer.cpp: EventTimer of include/gemmops/device.hpp, two CUDA events
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <thread>
+
 #include "core/log.hpp"
 #include "cuda/context.hpp"
 #include "cuda/driver_api.hpp"
@@ -62,6 +68,27 @@ Result<float> EventTimer::elapsed_ms() const {
   if (!impl_) return invalid_argument("EventTimer: used after being moved from");
   if (!impl_->stopped) return invalid_argument("EventTimer: elapsed_ms() needs start() then stop()");
   GEMMOPS_CU(*impl_->api, cuEventSynchronize, impl_->stop);
+  float ms = 0.0f;
+  GEMMOPS_CU(*impl_->api, cuEventElapsedTime, &ms, impl_->start, impl_->stop);
+  return ms;
+}
+
+Result<float> EventTimer::elapsed_ms(double timeout_ms) const {
+  if (!impl_) return invalid_argument("EventTimer: used after being moved from");
+  if (!impl_->stopped) return invalid_argument("EventTimer: elapsed_ms() needs start() then stop()");
+  // Polls rather than blocks, so a kernel that never finishes (a deadlock) cannot hang the caller.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(timeout_ms);
+  auto pause = std::chrono::microseconds(20);
+  for (;;) {
+    const CUresult r = impl_->api->cuEventQuery(impl_->stop);
+    if (r == CUDA_SUCCESS) break;
+    if (r != CUDA_ERROR_NOT_READY) return cuda::check(*impl_->api, r, "cuEventQuery");
+    if (std::chrono::steady_clock::now() > deadline)
+      return driver_error("the device work did not complete within " + std::to_string(std::llround(timeout_ms)) +
+                               " ms (a kernel that never finishes, or one far too slow); it may still be running");
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(2000));
+  }
   float ms = 0.0f;
   GEMMOPS_CU(*impl_->api, cuEventElapsedTime, &ms, impl_->start, impl_->stop);
   return ms;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <string>
 
+#include "core/env.hpp"
 #include "gemmops/device.hpp"
 
 namespace gemmops {
@@ -17,8 +18,9 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Each run waits at most o.timeout_ms; `timed_out` says when one did not finish.
 Result<double> time_runs(const Operator& op, const Arguments& args, const Artifact& artifact,
-                         const AutotuneOptions& o) {
+                         const AutotuneOptions& o, bool& timed_out) {
   const bool on_gpu = operand_a(args).device.is_cuda();
   const int ordinal = operand_a(args).device.index;
   // The candidate's own workspace, if it wants one (split-K partials), freed after its timing.
@@ -29,18 +31,22 @@ Result<double> time_runs(const Operator& op, const Arguments& args, const Artifa
     GEMMOPS_ASSIGN_OR_RETURN(scratch, DeviceBuffer::allocate(bytes, ordinal));
     ws = {scratch.data(), bytes};
   }
-  for (int i = 0; i < o.warmup; ++i) GEMMOPS_TRY(op.run(args, artifact, o.stream, ws));
   std::vector<double> us;
   if (on_gpu) {
     GEMMOPS_ASSIGN_OR_RETURN(EventTimer timer, EventTimer::create(ordinal));
-    for (int i = 0; i < o.iterations; ++i) {
+    for (int i = 0; i < o.warmup + o.iterations; ++i) {  // the warm-up runs are waited for too
       GEMMOPS_TRY(timer.start(o.stream));
       GEMMOPS_TRY(op.run(args, artifact, o.stream, ws));
       GEMMOPS_TRY(timer.stop(o.stream));
-      GEMMOPS_ASSIGN_OR_RETURN(float ms, timer.elapsed_ms());
-      us.push_back(double(ms) * 1e3);
+      Result<float> ms = timer.elapsed_ms(o.timeout_ms);
+      if (!ms) {
+        timed_out = true;
+        return driver_error(op.name() + ": " + ms.status().message());
+      }
+      if (i >= o.warmup) us.push_back(double(*ms) * 1e3);
     }
   } else {
+    for (int i = 0; i < o.warmup; ++i) GEMMOPS_TRY(op.run(args, artifact, o.stream, ws));
     for (int i = 0; i < o.iterations; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       GEMMOPS_TRY(op.run(args, artifact, o.stream, ws));
@@ -57,18 +63,27 @@ std::vector<Timing> autotune(const Arguments& args, const std::vector<OperatorPt
   AutotuneOptions o = options;
   o.iterations = std::max(1, o.iterations);
   o.warmup = std::max(0, o.warmup);
+  const bool trial_allowed = o.include_trial || env::trial_designs();
   std::vector<Timing> timed, failed;
+  std::string busy;  // the candidate that did not finish: nothing after it is timed
   for (const OperatorPtr& op : candidates) {
     if (!op) continue;
     Timing t{op, 0, op->supports(args)};
-    if (t.status) {
+    if (t.status && op->metadata().trial && !trial_allowed) {
+      t.status = unsupported(op->name() + ": a trial design (not yet verified on hardware) is timed only with "
+                             "AutotuneOptions::include_trial or GEMMOPS_TRIAL_DESIGNS=1");
+    } else if (t.status && !busy.empty()) {
+      t.status = driver_error(op->name() + ": not timed: " + busy + " did not finish before it and may still occupy the device");
+    } else if (t.status) {
       auto artifact = op->compile(args);
       if (!artifact) {
         t.status = artifact.status();
       } else {
-        auto us = timer ? timer(*op, args, *artifact, o) : time_runs(*op, args, *artifact, o);
+        bool timed_out = false;
+        auto us = timer ? timer(*op, args, *artifact, o) : time_runs(*op, args, *artifact, o, timed_out);
         if (us) t.median_us = *us;
         t.status = us.status();
+        if (timed_out) busy = op->name();
       }
     }
     (t.status ? timed : failed).push_back(std::move(t));

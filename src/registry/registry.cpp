@@ -8,12 +8,22 @@
 #include <string>
 
 #include "arguments/rules.hpp"
+#include "core/env.hpp"
 #include "registry/ranking_memo.hpp"
 
 namespace gemmops {
 namespace {
 
 using detail::Ranked;
+
+// A trial design (not yet verified on hardware) is offered only on request: a kernel path that has
+// not passed the GPU suite must not reach users by default.
+bool offered_as_trial_only(const Operator& op) { return op.metadata().trial && !env::trial_designs(); }
+
+Status trial_rejection(const Operator& op) {
+  return unsupported(op.name() + " is a trial design, not yet verified on hardware: offered only with "
+                     "GEMMOPS_TRIAL_DESIGNS=1");
+}
 
 // Appends `op` (registered `index`-th) when it supports `args`, with its estimate.
 void collect(const Arguments& args, const Target& target, const OperatorPtr& op, std::size_t index,
@@ -88,7 +98,8 @@ std::vector<OperatorPtr> Registry::get_operators(const Arguments& args, const Ta
   }
   std::vector<OperatorPtr> out;
   out.reserve(ranked.size());
-  for (Ranked& r : ranked) out.push_back(std::move(r.op));
+  for (Ranked& r : ranked)  // trial designs stay in the memo: the opt-in is read on every call
+    if (!offered_as_trial_only(*r.op)) out.push_back(std::move(r.op));
   return out;
 }
 
@@ -96,6 +107,7 @@ std::vector<Rejection> Registry::rejections(const Arguments& args, const Target&
   std::vector<Rejection> out;
   for (const OperatorPtr& op : all()) {
     Status s = op->supports(args, target);  // the first failing rule, as supports() checks in order
+    if (s && offered_as_trial_only(*op)) s = trial_rejection(*op);
     if (!s) out.push_back({op, std::move(s)});
   }
   return out;
