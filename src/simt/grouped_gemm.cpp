@@ -34,7 +34,8 @@ constexpr double kPassFlopsPerUs = 15e6 / kSms;  // fp32 FMA of one pass
 constexpr double kBytesPerUs = 1.5e6;            // 1.5 TB/s of compulsory traffic
 
 // The kernels' forms, in the order of their name expressions and lowered names: index = the value.
-constexpr k::Form kForms[] = {k::Form::dense, k::Form::grouped_m, k::Form::grouped_k, k::Form::grouped_n};
+constexpr k::Form kForms[] = {k::Form::dense, k::Form::grouped_m, k::Form::grouped_k, k::Form::grouped_n,
+                              k::Form::grouped_m_masked};
 
 const char* elem_text(DType t) {
   return t == DType::bf16 ? "Elem::bf16" : t == DType::fp16 ? "Elem::fp16" : "Elem::fp32";
@@ -46,6 +47,7 @@ const char* form_text(k::Form f) {
     case k::Form::grouped_m: return "Form::grouped_m";
     case k::Form::grouped_k: return "Form::grouped_k";
     case k::Form::grouped_n: return "Form::grouped_n";
+    case k::Form::grouped_m_masked: return "Form::grouped_m_masked";
   }
   return "Form::dense";
 }
@@ -97,8 +99,9 @@ OperatorMetadata SimtGemmOperator::make_metadata(DType ab, DType out) {
   m.design = simt_design();
   m.name = make_operator_name(m.target, "grouped_gemm", ab, out, DType::fp32, m.design);
   auto& c = m.constraints;
-  c.kinds = {OperationKind::gemm, OperationKind::batched_gemm, OperationKind::grouped_m, OperationKind::grouped_k,
-             OperationKind::grouped_n};
+  c.kinds = {OperationKind::gemm,      OperationKind::batched_gemm, OperationKind::grouped_m,
+             OperationKind::grouped_k, OperationKind::grouped_n,    OperationKind::grouped_m_masked};
+  c.aligned_groups = true;  // M-grouped groups at aligned starts (group_alignment), padding untouched
   c.a_dtypes = {ab};
   c.b_dtypes = {ab};
   c.out_dtypes = {out};
@@ -180,7 +183,7 @@ double estimate_time_us(const Arguments& args) {
   switch (shape->kind) {
     case OperationKind::gemm:
     case OperationKind::batched_gemm:
-    case OperationKind::grouped_m_masked: break;  // (not served: refused before the estimate)
+    case OperationKind::grouped_m_masked: break;  // every group has every tile of (MaxM, N): an upper bound
     case OperationKind::grouped_k:
       k_summed = tiles_m * tiles_n * K;
       break;  // one group may hold all of TotalK: longest_k = K

@@ -11,8 +11,8 @@ namespace gemmops::simt {
 Design simt_design();
 
 /// One (A/B dtype, out dtype) pair of bf16, fp16, fp32, on any NVIDIA GPU of compute capability 8.0
-/// or later: every operation kind (gemm, batched, M-, K- and N-grouped), any strides, zero_tail,
-/// offsets read on the device and clamped. fp32 accumulation with plain FMA (no TF32). The path
+/// or later: every operation kind (gemm, batched, M-, K- and N-grouped, masked M-grouped), aligned
+/// M-grouped groups, any strides, zero_tail, offsets (counts) read on the device and clamped. fp32 accumulation with plain FMA (no TF32). The path
 /// for what the sm90 operators do not serve; its estimate ranks it after them.
 class SimtGemmOperator final : public Operator {
  public:

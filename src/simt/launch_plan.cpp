@@ -25,7 +25,7 @@ k::Form form_of(OperationKind kind) {
     case OperationKind::grouped_m: return k::Form::grouped_m;
     case OperationKind::grouped_k: return k::Form::grouped_k;
     case OperationKind::grouped_n: return k::Form::grouped_n;
-    case OperationKind::grouped_m_masked: break;  // not in the operators' kinds: refused before this
+    case OperationKind::grouped_m_masked: return k::Form::grouped_m_masked;
   }
   return k::Form::dense;
 }
@@ -45,9 +45,12 @@ Result<LaunchPlan> plan_launch(const Arguments& args) {
   p.out_row = out.stride(-2), p.out_col = out.stride(-1), p.out_group = out.rank() == 3 ? out.strides[0] : 0;
   const int64_t rows = out.size(-2), cols = out.size(-1);
   bool zero_tail = false;
+  p.group_alignment = 1;
   if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) {
     p.offsets = static_cast<const int32_t*>(g->offsets.data);
-    zero_tail = g->zero_tail && shape.kind != OperationKind::grouped_k;
+    // K-grouped writes every element anyway; the masked form has no tail (validate() refuses it).
+    zero_tail = g->zero_tail && (shape.kind == OperationKind::grouped_m || shape.kind == OperationKind::grouped_n);
+    if (shape.kind == OperationKind::grouped_m) p.group_alignment = g->group_alignment;  // a power of two
   }
   for (auto [what, v] : {std::pair{"rows", rows}, std::pair{"columns", cols}, std::pair{"K", shape.k},
                          std::pair{"groups", shape.groups}}) {
@@ -65,8 +68,9 @@ Result<LaunchPlan> plan_launch(const Arguments& args) {
     return unsupported("out: simt kernels launch one block per 64 x 64 tile, at most " + std::to_string(kMaxBlocks) +
                        "; got " + std::to_string(tiles));
   p.tiles_n = static_cast<int32_t>(tiles_n);
-  // Dense and K-grouped blocks loop over groups along y; M- and N-grouped ones find theirs.
-  const bool groups_on_y = plan.form == k::Form::dense || plan.form == k::Form::grouped_k;
+  // Dense, K-grouped and masked blocks loop over groups along y; M- and N-grouped ones find theirs.
+  const bool groups_on_y =
+      plan.form == k::Form::dense || plan.form == k::Form::grouped_k || plan.form == k::Form::grouped_m_masked;
   plan.grid_x = static_cast<unsigned>(tiles);
   plan.grid_y = groups_on_y ? static_cast<unsigned>(std::min<int64_t>(shape.groups, k::kMaxGridY)) : 1;
   plan.launch = tiles > 0 && (groups_on_y ? shape.groups > 0 : shape.groups > 0 || zero_tail);

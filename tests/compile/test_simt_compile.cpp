@@ -1,5 +1,6 @@
 // tests/compile/test_simt_compile.cpp: every portable (simt) operator compiles with NVRTC, every form
-// in one cubin, for every architecture from sm_80 on, on a machine without a GPU, with no spill
+// (the masked one and the aligned M-grouped walk included) in one cubin, for every architecture from
+// sm_80 on, on a machine without a GPU, with no spill
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
@@ -30,8 +31,28 @@ GroupedGemmArguments fake_grouped_n(const OperatorMetadata& m) {
                               TensorDesc::contiguous(DType::i32, {4}, cuda)};
 }
 
+/// A fake masked problem (A (G, MaxM, K), the offsets its row counts) in the operator's dtypes.
+GroupedGemmArguments fake_masked(const OperatorMetadata& m) {
+  const Device cuda = Device::cuda(0);
+  const DType ab = m.constraints.a_dtypes.at(0), out = m.constraints.out_dtypes.at(0);
+  return GroupedGemmArguments{TensorDesc::contiguous(ab, {8, 16, 64}, cuda), TensorDesc::contiguous(ab, {8, 64, 256}, cuda),
+                              TensorDesc::contiguous(out, {8, 16, 256}, cuda), DType::fp32,
+                              TensorDesc::contiguous(DType::i32, {8}, cuda)};
+}
+
+/// A fake M-grouped problem whose groups start at multiples of 128, with the zero tail.
+GroupedGemmArguments fake_aligned(const OperatorMetadata& m) {
+  const Device cuda = Device::cuda(0);
+  const DType ab = m.constraints.a_dtypes.at(0), out = m.constraints.out_dtypes.at(0);
+  GroupedGemmArguments g{TensorDesc::contiguous(ab, {1024, 64}, cuda), TensorDesc::contiguous(ab, {4, 64, 256}, cuda),
+                         TensorDesc::contiguous(out, {1024, 256}, cuda), DType::fp32,
+                         TensorDesc::contiguous(DType::i32, {4}, cuda), true};
+  g.group_alignment = 128;
+  return g;
+}
+
 void expect_clean(const jit::CompiledKernel& k, const std::string& what) {
-  EXPECT_EQ(k.lowered_names.size(), 4u) << what;  // dense, M-, K- and N-grouped
+  EXPECT_EQ(k.lowered_names.size(), 5u) << what;  // dense, M-, K-, N-grouped and masked
   EXPECT_EQ(k.log.find("spill"), std::string::npos) << what << ": " << k.log;
 }
 
@@ -46,6 +67,18 @@ TEST_P(SimtCompileTest, compiles_every_form_from_fake_tensors) {
   EXPECT_EQ(artifact->operator_name(), op->name());
   EXPECT_NE(artifact->description().find("simt_gemm_kernel"), std::string::npos) << artifact->description();
   EXPECT_EQ(artifact->description().find("spill"), std::string::npos) << artifact->description();
+}
+
+TEST_P(SimtCompileTest, compiles_the_masked_form_and_aligned_groups_from_fake_tensors) {
+  const OperatorPtr& op = GetParam();
+  for (const Arguments& args : {Arguments(fake_masked(op->metadata())), Arguments(fake_aligned(op->metadata()))}) {
+    ASSERT_TRUE(op->supports(args)) << op->supports(args).to_string();
+    auto artifact = op->compile(args);
+    ASSERT_TRUE(artifact) << artifact.status().to_string();
+    EXPECT_EQ(artifact->description().find("spill"), std::string::npos) << artifact->description();
+    const Status s = op->run(args, *artifact);  // fake tensors: refused before any launch
+    EXPECT_EQ(s.code(), ErrorCode::invalid_argument) << s.to_string();
+  }
 }
 
 TEST_P(SimtCompileTest, run_refuses_fake_tensors) {

@@ -90,7 +90,9 @@ inline Reference reference_result(const Arguments& args) {
   if (B.rank() == 3) {  // M-grouped
     const int64_t K = A.size(1), N = B.size(2), align = g.group_alignment;
     for (int64_t i = 0; i < G; ++i) {
-      const int64_t aligned = (start + align - 1) / align * align;  // padding rows: never written
+      // Padding rows: never written; a start rounded up past TotalM (an empty group after one that
+      // ends near it) stays at TotalM.
+      const int64_t aligned = std::min<int64_t>((start + align - 1) / align * align, A.size(0));
       // An empty group may end where the previous one did, before its aligned start.
       const int64_t end = std::max<int64_t>(detail::read_offset(g.offsets, i), aligned);
       for (int64_t e = start * N; e < aligned * N; ++e) ref.written[static_cast<size_t>(e)] = 0;

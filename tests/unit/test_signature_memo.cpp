@@ -137,12 +137,13 @@ namespace {
 
 TEST(SignatureMemo, group_alignment_is_part_of_the_signature) {
   GroupedGemmArguments g = testing::moe_forward(12, 8192, 2048, 1024);
-  const std::vector<OperatorPtr> contiguous = get_operators(g, Target::sm(90, true));
-  // The portable operator serves contiguous groups only; the sm90 ones serve aligned groups too.
-  OperatorPtr op;
-  for (const OperatorPtr& o : contiguous)
-    if (!o->metadata().constraints.aligned_groups) op = o;
-  ASSERT_NE(op, nullptr);
+  // An operator answering by signature that serves contiguous groups only (every built-in GPU
+  // operator serves aligned groups too).
+  FakeOperator::Options o;
+  o.by_signature = true;
+  o.target = Target::sm(90, true);
+  auto op = FakeOperator::make(o);
+  ASSERT_FALSE(op->metadata().constraints.aligned_groups);
   EXPECT_TRUE(op->supports(g, Target::sm(90, true)));
   g.group_alignment = 128;
   EXPECT_NE(detail::signature_of(g), detail::signature_of(testing::moe_forward(12, 8192, 2048, 1024)));
@@ -152,7 +153,7 @@ TEST(SignatureMemo, group_alignment_is_part_of_the_signature) {
   const std::vector<OperatorPtr> aligned = get_operators(g, Target::sm(90, true));
   ASSERT_FALSE(aligned.empty());
   EXPECT_EQ(aligned.front()->metadata().provider, "sm90");
-  for (const OperatorPtr& o : aligned) EXPECT_TRUE(o->metadata().constraints.aligned_groups) << o->name();
+  for (const OperatorPtr& a : aligned) EXPECT_TRUE(a->metadata().constraints.aligned_groups) << a->name();
 }
 
 }  // namespace

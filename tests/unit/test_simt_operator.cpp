@@ -49,9 +49,11 @@ TEST(SimtOperator, one_operator_per_ab_and_out_dtype_for_every_kind) {
     EXPECT_EQ(m.provider, "simt");
     EXPECT_EQ(m.target.to_string(), "80");
     EXPECT_EQ(m.design.to_string(), "64x64x16_c1x1_simt");
-    // Every form but the masked one (its kernel is not written yet).
-    EXPECT_EQ(m.constraints.kinds.size(), std::size(kAllOperationKinds) - 1) << m.name;
-    EXPECT_EQ(std::count(m.constraints.kinds.begin(), m.constraints.kinds.end(), OperationKind::grouped_m_masked), 0);
+    // Every form, the masked one included, and aligned M-grouped groups.
+    EXPECT_EQ(m.constraints.kinds.size(), std::size(kAllOperationKinds)) << m.name;
+    for (OperationKind kind : kAllOperationKinds)
+      EXPECT_EQ(std::count(m.constraints.kinds.begin(), m.constraints.kinds.end(), kind), 1) << name(kind);
+    EXPECT_TRUE(m.constraints.aligned_groups) << m.name;
     EXPECT_TRUE(m.constraints.a_majors.empty() && m.constraints.b_majors.empty() && !m.constraints.out_row_major);
   }
   EXPECT_EQ(names.size(), 9u);
@@ -85,6 +87,33 @@ TEST(SimtOperator, serves_every_kind_and_layout_for_its_dtypes) {
   batched.out.dtype = DType::fp32;
   batched.A = TensorDesc(DType::fp32, {3, 5, 9}, {64, 9, 1}, kCuda);  // batch stride padded
   EXPECT_TRUE(op.supports(batched, kHopper)) << op.supports(batched, kHopper).to_string();
+}
+
+/// A (G, MaxM, K) x B (G, K, N) -> out (G, MaxM, N) with device offsets (the counts): fake tensors.
+GroupedGemmArguments make_masked(int64_t groups, int64_t max_m, int64_t n, int64_t k, DType t = DType::bf16) {
+  return GroupedGemmArguments{TensorDesc::contiguous(t, {groups, max_m, k}, kCuda),
+                              TensorDesc::contiguous(t, {groups, k, n}, kCuda),
+                              TensorDesc::contiguous(t, {groups, max_m, n}, kCuda), DType::fp32,
+                              TensorDesc::contiguous(DType::i32, {groups}, kCuda)};
+}
+
+TEST(SimtOperator, serves_the_masked_form_and_aligned_groups) {
+  const simt::SimtGemmOperator op(DType::bf16, DType::bf16);
+  GroupedGemmArguments masked = make_masked(8, 16, 256, 128);
+  masked.A = TensorDesc(DType::bf16, {8, 16, 128}, {16 * 136, 1, 16}, kCuda);  // M-major, groups padded
+  EXPECT_TRUE(op.supports(masked, kHopper)) << op.supports(masked, kHopper).to_string();
+  EXPECT_TRUE(op.supports(masked, Target::sm(80))) << op.supports(masked, Target::sm(80)).to_string();
+  for (int32_t alignment : {8, 128}) {
+    GroupedGemmArguments aligned = testing::make_grouped_m(4, 1024, 64, 32, DType::bf16, kCuda);
+    aligned.group_alignment = alignment;
+    aligned.zero_tail = true;
+    EXPECT_TRUE(op.supports(aligned, kHopper)) << op.supports(aligned, kHopper).to_string();
+  }
+  // The masked form has no tail: validate() says so before any operator is asked.
+  masked.zero_tail = true;
+  const Status s = op.supports(masked, kHopper);
+  EXPECT_EQ(s.code(), ErrorCode::invalid_argument);
+  EXPECT_EQ(s.message().rfind("zero_tail: the masked form has no tail", 0), 0u) << s.message();
 }
 
 TEST(SimtOperator, refuses_fp8_inputs_naming_the_operand) {
@@ -154,6 +183,47 @@ TEST(SimtLaunchPlan, strides_and_group_steps_follow_the_form) {
   EXPECT_EQ(b->params.a_group, 3 * 7);
 }
 
+TEST(SimtLaunchPlan, masked_groups_run_along_y_over_their_max_m_rows) {
+  GroupedGemmArguments masked = make_masked(6, 130, 70, 40);
+  masked.out = TensorDesc(DType::bf16, {6, 130, 70}, {130 * 80, 80, 1}, kCuda);  // rows padded
+  auto plan = simt::plan_launch(masked);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  EXPECT_EQ(plan->form, ks::Form::grouped_m_masked);
+  const ks::SimtParams& p = plan->params;
+  EXPECT_EQ(p.m, 130);  // MaxM: the bound of the counts
+  EXPECT_EQ(p.n, 70);
+  EXPECT_EQ(p.k, 40);
+  EXPECT_EQ(p.groups, 6);
+  EXPECT_EQ(p.a_group, 130 * 40);
+  EXPECT_EQ(p.b_group, 40 * 70);
+  EXPECT_EQ(p.out_group, 130 * 80);
+  EXPECT_EQ(p.out_row, 80);
+  EXPECT_EQ(p.zero_tail, 0);
+  EXPECT_EQ(p.group_alignment, 1);
+  EXPECT_EQ(plan->grid_x, 3u * 2u);  // the tiles of one group's (MaxM, N)
+  EXPECT_EQ(plan->grid_y, 6u);       // the groups
+  EXPECT_TRUE(plan->launch);
+  EXPECT_EQ(simt::plan_launch(make_masked(70000, 2, 3, 5))->grid_y, 65535u);  // blocks loop over the rest
+  EXPECT_FALSE(simt::plan_launch(make_masked(0, 16, 8, 8))->launch);   // no groups
+  EXPECT_FALSE(simt::plan_launch(make_masked(4, 0, 8, 8))->launch);    // MaxM = 0
+  EXPECT_TRUE(simt::plan_launch(make_masked(4, 16, 8, 0))->launch);    // K = 0: the counted rows are zeros
+}
+
+TEST(SimtLaunchPlan, aligned_groups_pass_their_alignment_and_only_the_m_grouped_form_has_one) {
+  GroupedGemmArguments aligned = testing::make_grouped_m(5, 1000, 64, 32, DType::bf16, kCuda);
+  aligned.group_alignment = 128;
+  auto plan = simt::plan_launch(aligned);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  EXPECT_EQ(plan->form, ks::Form::grouped_m);
+  EXPECT_EQ(plan->params.group_alignment, 128);
+  EXPECT_EQ(plan->grid_x, 16u);  // every tile of out: padding rows are skipped inside the blocks
+  EXPECT_EQ(simt::plan_launch(testing::make_grouped_m(5, 1000, 64, 32, DType::bf16, kCuda))->params.group_alignment,
+            1);
+  EXPECT_EQ(simt::plan_launch(testing::make_grouped_n(3, 8, 64, 32, DType::bf16, kCuda))->params.group_alignment, 1);
+  EXPECT_EQ(simt::plan_launch(testing::make_grouped_k(3, 8, 8, 64, DType::bf16, kCuda))->params.group_alignment, 1);
+  EXPECT_EQ(simt::plan_launch(testing::make_gemm(8, 8, 8, DType::bf16, DType::bf16, kCuda))->params.group_alignment, 1);
+}
+
 TEST(SimtLaunchPlan, launches_nothing_when_nothing_is_written) {
   auto no_rows = simt::plan_launch(testing::make_grouped_m(4, 0, 64, 32, DType::bf16, kCuda));
   ASSERT_TRUE(no_rows);
@@ -196,6 +266,15 @@ std::vector<Arguments> hopper_shapes(Device device) {
     out.push_back(w);
     out.push_back(testing::make_gemm(rows, n, k, DType::bf16, DType::bf16, device));
     out.push_back(testing::make_batched(4, rows / 4, n, k, DType::bf16, device));
+    GroupedGemmArguments aligned = m;  // the same rows, groups at multiples of 128
+    aligned.group_alignment = 128;
+    out.push_back(aligned);
+    const int64_t max_m = std::max<int64_t>(rows / G, 1);  // the masked form over the same rows
+    GroupedGemmArguments masked{TensorDesc::contiguous(DType::bf16, {G, max_m, k}, device),
+                                TensorDesc(DType::bf16, {G, k, n}, {int64_t{n} * k, 1, k}, device),
+                                TensorDesc::contiguous(DType::bf16, {G, max_m, n}, device), DType::fp32,
+                                TensorDesc::contiguous(DType::i32, {G}, device)};
+    out.push_back(masked);
   }
   out.push_back(testing::make_gemm(4096, 4096, 0, DType::bf16, DType::bf16, device));  // zeros only
   return out;
