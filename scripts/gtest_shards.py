@@ -122,6 +122,8 @@ def run_shard(binary, tests, results, args, stop, env, flagfile):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        if stop.is_set():  # the deadline ended it: what had not finished is reported as not run
+            break
         if current is not None and current.status == "notrun":  # the process died inside a test
             current.status = "failed"
             current.reason = f"the test process ended with exit code {proc.returncode} inside this test"

@@ -197,8 +197,12 @@ inline HostProblem make_problem(const ProblemSpec& s, std::mt19937& rng) {
       p.out = make_out(s.out, {s.m, s.n}, s.out_layout);
       p.ends = random_group_ends(rng, G, s.m - s.trailing, s.special_groups);
       if (s.group_alignment > 1) {  // the same sizes, padded apart, within the same rows
-        while (aligned_total(p.ends, s.group_alignment) > s.m - s.trailing)
-          p.ends = random_group_ends(rng, G, (s.m - s.trailing) / 2, s.special_groups);
+        // Halve the rows the sizes share until the padded layout fits: at the latest when every
+        // group is empty (the loop ends; redrawing from the same budget need not: 40 groups aligned
+        // to 128 rarely fit 300 rows).
+        for (int64_t budget = (s.m - s.trailing) / 2; aligned_total(p.ends, s.group_alignment) > s.m - s.trailing;
+             budget /= 2)
+          p.ends = random_group_ends(rng, G, budget, s.special_groups);
         p.ends = aligned_group_ends(p.ends, s.group_alignment);
       }
       break;
