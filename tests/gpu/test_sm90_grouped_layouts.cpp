@@ -80,7 +80,7 @@ TEST_P(Sm90GroupedLayoutTest, masked_groups_compute_their_counted_rows_only) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Sm90, Sm90GroupedLayoutTest, ::testing::ValuesIn(sm90_operators()),
+INSTANTIATE_TEST_SUITE_P(Sm90, Sm90GroupedLayoutTest, ::testing::ValuesIn(sm90_operators_per_path()),
                          [](const ::testing::TestParamInfo<OperatorPtr>& info) { return info.param->name(); });
 
 }  // namespace

@@ -71,7 +71,7 @@ TEST_P(Sm90KZeroTest, every_form_writes_zeros_from_operands_without_k) {
 
 std::string operator_name(const ::testing::TestParamInfo<OperatorPtr>& info) { return info.param->name(); }
 
-INSTANTIATE_TEST_SUITE_P(Sm90, Sm90KZeroTest, ::testing::ValuesIn(sm90_operators()), operator_name);
+INSTANTIATE_TEST_SUITE_P(Sm90, Sm90KZeroTest, ::testing::ValuesIn(sm90_operators_per_path()), operator_name);
 
 }  // namespace
 }  // namespace gemmops::testing

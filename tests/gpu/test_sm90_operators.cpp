@@ -70,6 +70,8 @@ std::vector<ProblemSpec> problems_for(const OperatorMetadata& m) {
 }
 
 class Sm90OperatorTest : public ::testing::TestWithParam<OperatorPtr> {};
+/// The scheduler, pipeline and split-K paths: once per design and output path (sm90_operators_per_path).
+class Sm90OperatorPathTest : public Sm90OperatorTest {};
 
 TEST_P(Sm90OperatorTest, matches_the_float64_reference_on_random_problems) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
@@ -95,7 +97,7 @@ TEST_P(Sm90OperatorTest, matches_the_float64_reference_on_random_problems) {
   }
 }
 
-TEST_P(Sm90OperatorTest, k_grouped_ignores_k_past_each_group_even_nan) {
+TEST_P(Sm90OperatorPathTest, k_grouped_ignores_k_past_each_group_even_nan) {
   // A group's last k-block reads past its K range; those slices must not contribute, even when
   // they hold NaN (the K past offsets[G-1] here, which no group covers).
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
@@ -159,12 +161,12 @@ void check_many_tiles_on_one_cluster(const OperatorPtr& op, OperationKind kind) 
   EXPECT_TRUE(c.ok()) << c.describe();
 }
 
-TEST_P(Sm90OperatorTest, many_tiles_per_cta_with_k_longer_than_the_ring) {
+TEST_P(Sm90OperatorPathTest, many_tiles_per_cta_with_k_longer_than_the_ring) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   check_many_tiles_on_one_cluster(GetParam(), OperationKind::grouped_m);
 }
 
-TEST_P(Sm90OperatorTest, many_k_grouped_tiles_per_cta_with_k_longer_than_the_ring) {
+TEST_P(Sm90OperatorPathTest, many_k_grouped_tiles_per_cta_with_k_longer_than_the_ring) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   check_many_tiles_on_one_cluster(GetParam(), OperationKind::grouped_k);
 }
@@ -173,7 +175,7 @@ TEST_P(Sm90OperatorTest, many_k_grouped_tiles_per_cta_with_k_longer_than_the_rin
 // step, so on a long run of them the warps drift apart; the ping-pong turns must still hold (one
 // arrival per warpgroup let a lagging warp's wait alias and hang, seen on a weight gradient whose
 // last expert got no tokens). One cluster walks hundreds of such tiles, with a few real ones.
-TEST_P(Sm90OperatorTest, long_runs_of_k_grouped_tiles_without_k_on_one_cluster) {
+TEST_P(Sm90OperatorPathTest, long_runs_of_k_grouped_tiles_without_k_on_one_cluster) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   struct MaxSms {
     MaxSms() { ::setenv("GEMMOPS_MAX_SMS", "2", 1); }
@@ -239,7 +241,7 @@ void check_group_sizes(const OperatorPtr& op, HostProblem& host, const std::vect
 // a group's range and the part of the edge slices outside it is cleared), with ties and empty
 // groups in the longest-first walk order, over rounds of units in both snake directions (the grid
 // capped at 6 SMs; also in index order); and more groups than the scheduler orders.
-TEST_P(Sm90OperatorTest, k_grouped_groups_ending_in_every_k_slice_in_any_walk_order) {
+TEST_P(Sm90OperatorPathTest, k_grouped_groups_ending_in_every_k_slice_in_any_walk_order) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   const OperatorPtr& op = GetParam();
   const OperatorMetadata& m = op->metadata();
@@ -289,7 +291,7 @@ TEST_P(Sm90OperatorTest, k_grouped_groups_ending_in_every_k_slice_in_any_walk_or
 // device and on 6 SMs (many rounds of units, the group cursor moving through empty groups), and
 // with 1024 and 1030 groups (the scheduler's table of many groups). Rows past the last group stay
 // untouched.
-TEST_P(Sm90OperatorTest, m_grouped_skewed_groups_on_any_grid) {
+TEST_P(Sm90OperatorPathTest, m_grouped_skewed_groups_on_any_grid) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   const OperatorPtr& op = GetParam();
   const OperatorMetadata& m = op->metadata();
@@ -379,18 +381,18 @@ void check_split_k(const OperatorPtr& op, int splits, bool one_cluster) {
   }
 }
 
-TEST_P(Sm90OperatorTest, split_k_matches_the_reference) {
+TEST_P(Sm90OperatorPathTest, split_k_matches_the_reference) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   check_split_k(GetParam(), 2, false);
   check_split_k(GetParam(), 3, false);
 }
 
-TEST_P(Sm90OperatorTest, split_k_on_one_cluster_runs_every_unit_of_a_tile_in_turn) {
+TEST_P(Sm90OperatorPathTest, split_k_on_one_cluster_runs_every_unit_of_a_tile_in_turn) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   check_split_k(GetParam(), 3, true);
 }
 
-TEST_P(Sm90OperatorTest, run_without_the_workspace_split_k_needs_is_refused) {
+TEST_P(Sm90OperatorPathTest, run_without_the_workspace_split_k_needs_is_refused) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   const OperatorPtr& op = GetParam();
   std::mt19937 rng(5);
@@ -405,7 +407,7 @@ TEST_P(Sm90OperatorTest, run_without_the_workspace_split_k_needs_is_refused) {
   EXPECT_NE(s.message().find("workspace"), std::string::npos) << s.to_string();
 }
 
-TEST_P(Sm90OperatorTest, checker_rejects_a_result_shifted_by_one_row) {
+TEST_P(Sm90OperatorPathTest, checker_rejects_a_result_shifted_by_one_row) {
   // Negative control: the comparison must fail when the kernel's rows are off by one.
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   const OperatorPtr& op = GetParam();
@@ -429,6 +431,7 @@ TEST_P(Sm90OperatorTest, checker_rejects_a_result_shifted_by_one_row) {
 std::string operator_name(const ::testing::TestParamInfo<OperatorPtr>& info) { return info.param->name(); }
 
 INSTANTIATE_TEST_SUITE_P(Sm90, Sm90OperatorTest, ::testing::ValuesIn(sm90_operators()), operator_name);
+INSTANTIATE_TEST_SUITE_P(Sm90, Sm90OperatorPathTest, ::testing::ValuesIn(sm90_operators_per_path()), operator_name);
 
 }  // namespace
 }  // namespace gemmops::testing

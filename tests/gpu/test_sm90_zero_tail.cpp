@@ -119,7 +119,7 @@ TEST_P(Sm90ZeroTailTest, checker_rejects_a_tail_left_unwritten) {
 
 std::string operator_name(const ::testing::TestParamInfo<OperatorPtr>& info) { return info.param->name(); }
 
-INSTANTIATE_TEST_SUITE_P(Sm90, Sm90ZeroTailTest, ::testing::ValuesIn(sm90_operators()), operator_name);
+INSTANTIATE_TEST_SUITE_P(Sm90, Sm90ZeroTailTest, ::testing::ValuesIn(sm90_operators_per_path()), operator_name);
 
 }  // namespace
 }  // namespace gemmops::testing

@@ -17,4 +17,18 @@ inline std::vector<OperatorPtr> sm90_operators() {
   return ops;
 }
 
+/// One operator per design and output path: bf16 -> bf16 (the 16-bit stores, direct or TMA) and
+/// bf16 -> fp32 (the fp32 direct store). The other dtype pairs differ from these only in the MMA's
+/// input type and the 16-bit packing, which matches_the_float64_reference covers on every operator:
+/// the scheduler, pipeline, layout, zero-tail and split-K tests run once per path, not per dtype pair.
+inline std::vector<OperatorPtr> sm90_operators_per_path() {
+  std::vector<OperatorPtr> ops;
+  for (const OperatorPtr& op : sm90_operators()) {
+    const OperandConstraints& c = op->metadata().constraints;
+    if (c.a_dtypes.at(0) == DType::bf16 && (c.out_dtypes.at(0) == DType::bf16 || c.out_dtypes.at(0) == DType::fp32))
+      ops.push_back(op);
+  }
+  return ops;
+}
+
 }  // namespace gemmops::testing
