@@ -450,15 +450,23 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   if constexpr (C.cluster_m > 1) ptx::cluster_sync();
 
   // ---- roles: warpgroup 0 produces (one warp issues TMA), the others consume
-  // 192 accumulators a thread (128x192 a warpgroup) need the consumers at 240 registers, so the
-  // producer gives up more: 32 * 128 + 240 * 256 fits the 64 K registers of the SM.
+  // setmaxnreg moves registers only within what the CTA was given at launch (its threads times the
+  // per-thread count the launch bounds allow, 168 at 384 threads): a warp whose increase the
+  // decreases do not cover waits in setmaxnreg forever. 192 accumulators a thread (128x192 a
+  // warpgroup) need the consumers at 240, so the producer keeps 24: 24 + 2 * 240 = 3 * 168
+  // (32 + 2 * 240 was 1024 registers short and hung every launch; FlashAttention-3 splits 24/240 too).
   constexpr bool kWideAccumulators = C.wide_accumulators();
+  constexpr int kProducerRegisters = kWideAccumulators ? 24 : 40;
+  constexpr int kConsumerRegisters = C.consumers == 1 || kWideAccumulators ? 240 : 232;
+  constexpr int kLaunchRegisters = (65536 / C.threads() < 255 ? 65536 / C.threads() : 255) / 8 * 8;
+  static_assert(kProducerRegisters + C.consumers * kConsumerRegisters <= (C.consumers + 1) * kLaunchRegisters,
+                "setmaxnreg: the warpgroups' registers must fit what the CTA was given at launch");
   if (warpgroup == 0) {
-    ptx::setmaxnreg_dec<kWideAccumulators ? 32 : 40>();
+    ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x / 32 == 0 && ptx::elect_one()) produce<C>(p, s, rank);
     __syncwarp();
   } else {
-    ptx::setmaxnreg_inc<C.consumers == 1 || kWideAccumulators ? 240 : 232>();
+    ptx::setmaxnreg_inc<kConsumerRegisters>();
     consume<C>(p, s, warpgroup - 1, rank);
     if constexpr (C.epilogue == 1) TmaStoreEpilogue<C.out>::finish();
   }

@@ -101,7 +101,7 @@ std::string join_lines(const std::vector<std::string>& lines) {
 DiskCache DiskCache::from_env() { return DiskCache(env::cache_dir()); }
 
 fs::path DiskCache::entry_dir(const CacheKey& key) const {
-  return root_ / "v1" / safe_dir_name(key.kernel_name) / key.hash();
+  return root_ / kLayoutVersion / safe_dir_name(key.kernel_name) / key.hash();
 }
 
 std::optional<CompiledKernel> DiskCache::load(const CacheKey& key) const {
@@ -110,12 +110,14 @@ std::optional<CompiledKernel> DiskCache::load(const CacheKey& key) const {
   if (!key_text || *key_text != key.to_string()) return std::nullopt;  // absent, partial or a collision
   auto cubin = read_file(dir / "kernel.cubin");
   auto names = read_file(dir / "names.txt");
-  if (!cubin || cubin->empty() || !names) return std::nullopt;
+  auto log = read_file(dir / "log.txt");
+  if (!cubin || cubin->empty() || !names || !log) return std::nullopt;
   CompiledKernel k;
   std::istringstream in(*names);
   for (std::string line; std::getline(in, line);) k.lowered_names.push_back(line);
   if (k.lowered_names.size() != key.name_expressions.size()) return std::nullopt;
   k.cubin = std::move(*cubin);
+  k.log = std::move(*log);
   k.key_text = std::move(*key_text);
   k.origin = "disk";
   return k;
@@ -136,6 +138,7 @@ Status DiskCache::store(const CacheKey& key, const CompiledKernel& kernel) const
   if (Status s = write_file(tmp / "kernel.cu", key.source); !s) return fail(s);
   if (Status s = write_file(tmp / "kernel.cubin", kernel.cubin); !s) return fail(s);
   if (Status s = write_file(tmp / "names.txt", join_lines(kernel.lowered_names)); !s) return fail(s);
+  if (Status s = write_file(tmp / "log.txt", kernel.log); !s) return fail(s);
   // key.txt last: an entry is valid only when it is present and equal to the key.
   if (Status s = write_file(tmp / "key.txt", key.to_string()); !s) return fail(s);
   fsync_dir(tmp);

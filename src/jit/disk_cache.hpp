@@ -11,11 +11,14 @@
 
 namespace gemmops::jit {
 
-/// `<root>/v1/<kernel_name>/<hash>/{kernel.cu, kernel.cubin, key.txt, names.txt}`. An entry is
-/// written into a temporary sibling directory, each file fsync'ed, then renamed into place, so a
-/// reader sees a whole entry or none. Several processes and threads may share one root.
+/// `<root>/v2/<kernel_name>/<hash>/{kernel.cu, kernel.cubin, key.txt, names.txt, log.txt}`. An entry
+/// is written into a temporary sibling directory, each file fsync'ed, then renamed into place, so a
+/// reader sees a whole entry or none. Several processes and threads may share one root. The compile
+/// log travels with the cubin: what ptxas said (spills, wgmma serialisation) is known to a later
+/// process too (v1 entries had no log, so a cached kernel's spills went unseen; they are not read).
 class DiskCache {
  public:
+  static constexpr const char* kLayoutVersion = "v2";
   explicit DiskCache(std::filesystem::path root) : root_(std::move(root)) {}
   /// The cache under env::cache_dir().
   static DiskCache from_env();

@@ -25,8 +25,12 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   m.trial = d.trial;
   m.name = make_operator_name(m.target, "grouped_gemm", ab, out, DType::fp32, d.design);
   auto& c = m.constraints;
-  c.kinds = {OperationKind::grouped_m, OperationKind::gemm, OperationKind::batched_gemm, OperationKind::grouped_k,
-             OperationKind::grouped_m_masked};
+  c.kinds = {OperationKind::grouped_m, OperationKind::gemm, OperationKind::batched_gemm};
+  // Consumers of 192 accumulators a thread leave the producer 24 registers (grouped_gemm.cuh), too
+  // few for the K-grouped walk (its producer spilled): such a design serves the M-grouped forms only.
+  if (!make_kernel_config(d, ab, out, Major::k, Major::k, false).wide_accumulators())
+    c.kinds.push_back(OperationKind::grouped_k);
+  c.kinds.push_back(OperationKind::grouped_m_masked);
   c.aligned_groups = true;  // the scheduler places aligned and masked groups (tile_scheduler.cuh)
   c.a_dtypes = {ab};
   c.b_dtypes = {ab};

@@ -107,7 +107,7 @@ TEST_F(NvrtcCompile, no_disk_cache_writes_nothing) {
   setenv("GEMMOPS_NO_DISK_CACHE", "1", 1);
   ASSERT_TRUE(compile_cached(smoke()));
   unsetenv("GEMMOPS_NO_DISK_CACHE");
-  EXPECT_FALSE(fs::exists(dir_ / "v1"));
+  EXPECT_FALSE(fs::exists(dir_ / DiskCache::kLayoutVersion));
 }
 
 TEST_F(NvrtcCompile, every_embedded_kernel_header_compiles_alone) {

@@ -60,6 +60,7 @@ TEST_P(Sm90KZeroTest, every_form_writes_zeros_from_operands_without_k) {
   specs.push_back(s);
   std::mt19937 rng(41);
   for (const ProblemSpec& spec : specs) {
+    if (!serves(*op, spec.kind)) continue;  // designs of 192 accumulators a thread: M-grouped forms only
     SCOPED_TRACE(spec.describe());
     const HostProblem host = make_problem(spec, rng);
     auto out = run_on_device(*op, host, drop_empty_operands);

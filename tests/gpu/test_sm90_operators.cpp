@@ -78,6 +78,7 @@ TEST_P(Sm90OperatorTest, matches_the_float64_reference_on_random_problems) {
   const OperatorPtr& op = GetParam();
   std::mt19937 rng(1234);
   for (const ProblemSpec& spec : problems_for(op->metadata())) {
+    if (!serves(*op, spec.kind)) continue;  // designs of 192 accumulators a thread: M-grouped forms only
     SCOPED_TRACE(spec.describe());
     HostProblem host = make_problem(spec, rng);
     auto dev = DeviceProblem::upload(host);
@@ -101,6 +102,7 @@ TEST_P(Sm90OperatorPathTest, k_grouped_ignores_k_past_each_group_even_nan) {
   // A group's last k-block reads past its K range; those slices must not contribute, even when
   // they hold NaN (the K past offsets[G-1] here, which no group covers).
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  if (!serves(*GetParam(), OperationKind::grouped_k)) GTEST_SKIP() << "the design serves no K-grouped form";
   const OperatorPtr& op = GetParam();
   std::mt19937 rng(7);
   ProblemSpec spec;
@@ -168,6 +170,7 @@ TEST_P(Sm90OperatorPathTest, many_tiles_per_cta_with_k_longer_than_the_ring) {
 
 TEST_P(Sm90OperatorPathTest, many_k_grouped_tiles_per_cta_with_k_longer_than_the_ring) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  if (!serves(*GetParam(), OperationKind::grouped_k)) GTEST_SKIP() << "the design serves no K-grouped form";
   check_many_tiles_on_one_cluster(GetParam(), OperationKind::grouped_k);
 }
 
@@ -177,6 +180,7 @@ TEST_P(Sm90OperatorPathTest, many_k_grouped_tiles_per_cta_with_k_longer_than_the
 // last expert got no tokens). One cluster walks hundreds of such tiles, with a few real ones.
 TEST_P(Sm90OperatorPathTest, long_runs_of_k_grouped_tiles_without_k_on_one_cluster) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  if (!serves(*GetParam(), OperationKind::grouped_k)) GTEST_SKIP() << "the design serves no K-grouped form";
   struct MaxSms {
     MaxSms() { ::setenv("GEMMOPS_MAX_SMS", "2", 1); }
     ~MaxSms() { ::unsetenv("GEMMOPS_MAX_SMS"); }
@@ -243,6 +247,7 @@ void check_group_sizes(const OperatorPtr& op, HostProblem& host, const std::vect
 // capped at 6 SMs; also in index order); and more groups than the scheduler orders.
 TEST_P(Sm90OperatorPathTest, k_grouped_groups_ending_in_every_k_slice_in_any_walk_order) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  if (!serves(*GetParam(), OperationKind::grouped_k)) GTEST_SKIP() << "the design serves no K-grouped form";
   const OperatorPtr& op = GetParam();
   const OperatorMetadata& m = op->metadata();
   const std::vector<int32_t> lengths = {1, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64,

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "gemmops/registry.hpp"
@@ -15,6 +16,13 @@ inline std::vector<OperatorPtr> sm90_operators() {
   for (const OperatorPtr& op : default_registry().all())
     if (op->metadata().provider == "sm90") ops.push_back(op);
   return ops;
+}
+
+/// Whether `op` serves this form at all (designs with 192 accumulators a consumer thread serve the
+/// M-grouped forms only: their producer's 24 registers are too few for the K-grouped walk).
+inline bool serves(const Operator& op, OperationKind kind) {
+  const std::vector<OperationKind>& kinds = op.metadata().constraints.kinds;
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
 }
 
 /// One operator per design and output path: bf16 -> bf16 (the 16-bit stores, direct or TMA) and

@@ -32,6 +32,7 @@ class DiskCacheTest : public ::testing::Test {
     k.cubin = std::string("\x7f" "ELF\0binary", 11);
     k.lowered_names = {"_Z1av", "_Z1bv"};
     k.origin = "nvrtc";
+    k.log = "ptxas warning : Registers are spilled to local memory in function 'f', 20 bytes spill stores\n";
     return k;
   }
   static std::size_t entries_in(const fs::path& dir) {
@@ -51,11 +52,12 @@ TEST_F(DiskCacheTest, a_stored_entry_loads_back_whole) {
   ASSERT_TRUE(k);
   EXPECT_EQ(k->cubin, kernel().cubin);
   EXPECT_EQ(k->lowered_names, kernel().lowered_names);
+  EXPECT_EQ(k->log, kernel().log) << "what ptxas said must reach a later process (the compile tests read it)";
   EXPECT_EQ(k->origin, "disk");
   EXPECT_EQ(k->key_text, key().to_string());
   const fs::path dir = cache.entry_dir(key());
   EXPECT_EQ(dir.parent_path().filename(), "op_with_space");
-  for (const char* f : {"kernel.cu", "kernel.cubin", "key.txt", "names.txt"}) EXPECT_TRUE(fs::exists(dir / f)) << f;
+  for (const char* f : {"kernel.cu", "kernel.cubin", "key.txt", "names.txt", "log.txt"}) EXPECT_TRUE(fs::exists(dir / f)) << f;
   EXPECT_FALSE(cache.load(key("other source")));
 }
 
@@ -104,11 +106,11 @@ TEST_F(DiskCacheTest, a_wrong_number_of_names_is_a_miss) {
 
 TEST_F(DiskCacheTest, an_unwritable_root_is_an_error_with_the_path) {
   fs::create_directories(root_);
-  std::ofstream(root_ / "v1") << "a file where a directory must go";
+  std::ofstream(root_ / DiskCache::kLayoutVersion) << "a file where a directory must go";
   DiskCache cache(root_);
   Status s = cache.store(key(), kernel());
   EXPECT_EQ(s.code(), ErrorCode::internal);
-  EXPECT_NE(s.message().find((root_ / "v1").string()), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find((root_ / DiskCache::kLayoutVersion).string()), std::string::npos) << s.message();
 }
 
 }  // namespace
