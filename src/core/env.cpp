@@ -86,10 +86,7 @@ bool trial_designs() {
   return v && !v->empty() && *v != "0";
 }
 
-bool kernel_lineinfo() {
-  const auto v = get("GEMMOPS_KERNEL_LINEINFO");
-  return v && !v->empty() && *v != "0";
-}
+std::optional<std::string> ptx_dump_dir() { return get("GEMMOPS_DUMP_PTX"); }
 
 std::optional<int> split_k() {
   if (auto v = get("GEMMOPS_SPLIT_K")) {

@@ -36,9 +36,9 @@ bool k_grouped_walk_longest_first();
 /// GEMMOPS_KERNEL_WATCHDOG: seconds a kernel's barrier wait may spin before the kernel traps (a
 /// debugging build of the kernels; unset: no watchdog, the default).
 std::optional<int> kernel_watchdog_seconds();
-/// GEMMOPS_KERNEL_LINEINFO (set, not "0"): kernels carry their source lines (-lineinfo), for a
-/// debugger or profiler; part of the cache key like every compile option.
-bool kernel_lineinfo();
+/// GEMMOPS_DUMP_PTX=<dir>: every fresh NVRTC compile also writes its PTX there (<kernel>.<hash of what is instantiated>.ptx),
+/// a developer's aid to show that a refactor leaves the kernels' code as it was.
+std::optional<std::string> ptx_dump_dir();
 /// GEMMOPS_TRIAL_DESIGNS (set, not "0"): discovery and autotune also offer trial designs
 /// (OperatorMetadata::trial, not yet verified on hardware); by default they offer none.
 bool trial_designs();

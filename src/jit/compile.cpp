@@ -3,6 +3,12 @@
 #include "jit/compile.hpp"
 
 #include <chrono>
+#include <cstdio>
+#include <functional>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
 
 #include "core/env.hpp"
 #include "core/log.hpp"
@@ -47,6 +53,26 @@ std::string program_log(const NvrtcApi& api, nvrtcProgram prog) {
   if (api.nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) return "";
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
   return log;
+}
+
+// A developer's aid (GEMMOPS_DUMP_PTX=dir): the PTX of each fresh compile, to show that a refactor
+// leaves the code byte for byte as it was. A failure to write only costs the dump.
+void dump_ptx(const NvrtcApi& api, nvrtcProgram prog, const std::string& dir, const CacheKey& key) {
+  std::size_t size = 0;
+  if (api.nvrtcGetPTXSize(prog, &size) != NVRTC_SUCCESS || size == 0) return;
+  std::string ptx(size, '\0');
+  if (api.nvrtcGetPTX(prog, ptx.data()) != NVRTC_SUCCESS) return;
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  // Named by what is instantiated and how, not by the sources: the same kernel before and after a
+  // change of its code gets the same file name.
+  std::string what;
+  for (const auto& n : key.name_expressions) what += n + "\n";
+  for (const auto& o : key.options) what += o + "\n";
+  char tag[17];
+  std::snprintf(tag, sizeof(tag), "%016zx", std::hash<std::string>{}(what));
+  std::ofstream(std::filesystem::path(dir) / (key.kernel_name + "." + tag + ".ptx"), std::ios::binary) << ptx;
 }
 
 }  // namespace
@@ -118,6 +144,7 @@ Result<CompiledKernel> compile_uncached(const CompileRequest& req, const CacheKe
     return compile_failed(req.kernel_name + ": nvrtc produced no cubin for sm_" + key.target);
   k.cubin.resize(size);
   GEMMOPS_TRY(check(*api, api->nvrtcGetCUBIN(p.prog, k.cubin.data()), "nvrtcGetCUBIN"));
+  if (const std::optional<std::string> dir = env::ptx_dump_dir()) dump_ptx(*api, p.prog, *dir, key);
   k.key_text = key.to_string();
   k.origin = "nvrtc";
   k.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -30,8 +30,6 @@ jit::CompileRequest make_compile_request(const std::string& kernel_name, const K
   // launch error instead of a hang (the option is part of the cache key).
   if (auto seconds = env::kernel_watchdog_seconds())
     req.options.push_back("-DGEMMOPS_KERNEL_WATCHDOG_NS=" + std::to_string(int64_t{*seconds} * 1000000000) + "ull");
-  // Source lines in the cubin, for a debugger or profiler to name where each warp is.
-  if (env::kernel_lineinfo()) req.options.push_back("-lineinfo");
   return req;
 }
 
