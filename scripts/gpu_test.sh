@@ -37,6 +37,8 @@ start=$SECONDS
 # Seconds a kernel's barrier or split-K flag may spin before it traps; one value for every tier, as
 # it is part of the kernel cache key.
 export GEMMOPS_KERNEL_WATCHDOG=${GEMMOPS_KERNEL_WATCHDOG:-20}
+# The suite is how trial designs and layouts earn their place: they are tested too.
+export GEMMOPS_TRIAL_DESIGNS=1
 export PIP_ROOT_USER_ACTION=ignore PYTHONUNBUFFERED=1
 failed=()
 elapsed() { echo "$((SECONDS - start)) s"; }

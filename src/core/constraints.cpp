@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/env.hpp"
+
 namespace gemmops {
 
 namespace detail {
@@ -134,6 +136,13 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
   if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && g->group_alignment != 1 && !c.aligned_groups) {
     return unsupported("group_alignment: this operator serves contiguous groups only (1); got " +
                        std::to_string(g->group_alignment));
+  }
+  // A kernel path that has not passed the GPU suite reaches no one by default.
+  if (!env::trial_designs()) {
+    constexpr const char* kAsk = " has not yet passed the GPU suite on this operator: offered only with GEMMOPS_TRIAL_DESIGNS=1";
+    if (std::find(c.trial_kinds.begin(), c.trial_kinds.end(), kind) != c.trial_kinds.end()) return unsupported("operation: " + std::string(name(kind)) + kAsk);
+    if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && g->group_alignment != 1 && c.trial_aligned_groups)
+      return unsupported("group_alignment: groups at aligned starts" + std::string(kAsk));
   }
   if (A.device.kind != c.device) {
     return unsupported("A: must be on a " + kind_name(c.device) + " device; got " + A.device.to_string());

@@ -14,6 +14,7 @@
 #include "simt/launch_plan.hpp"
 #include "simt/provider.hpp"
 #include "support/problems.hpp"
+#include "support/scoped_env.hpp"
 #include "support/sm90_operators.hpp"
 
 namespace gemmops {
@@ -98,7 +99,30 @@ GroupedGemmArguments make_masked(int64_t groups, int64_t max_m, int64_t n, int64
                               TensorDesc::contiguous(DType::i32, {groups}, kCuda)};
 }
 
+TEST(SimtOperator, refuses_the_layouts_not_yet_through_the_gpu_suite_without_the_opt_in) {
+  // Shapes no other test uses: support is memoised per signature, and the opt-in is read on the call.
+  const simt::SimtGemmOperator op(DType::bf16, DType::bf16);
+  const GroupedGemmArguments masked = make_masked(7, 24, 264, 136);
+  GroupedGemmArguments aligned = testing::make_grouped_m(5, 1032, 72, 40, DType::bf16, kCuda);
+  aligned.group_alignment = 64;
+  Status s = op.supports(masked, kHopper);
+  EXPECT_EQ(s.code(), ErrorCode::unsupported) << s.to_string();
+  EXPECT_EQ(s.message(), "operation: grouped_gemm_m_masked has not yet passed the GPU suite on this operator: offered "
+                         "only with GEMMOPS_TRIAL_DESIGNS=1");
+  s = op.supports(aligned, kHopper);
+  EXPECT_EQ(s.message(), "group_alignment: groups at aligned starts has not yet passed the GPU suite on this operator: "
+                         "offered only with GEMMOPS_TRIAL_DESIGNS=1");
+  // The sm90 operators: the masked form has run on a GPU (the Python suite), the aligned layout not.
+  const std::vector<OperatorPtr> on_masked = get_operators(masked, kHopper);
+  ASSERT_FALSE(on_masked.empty());
+  EXPECT_EQ(on_masked.front()->metadata().provider, "sm90");
+  for (const OperatorPtr& o : on_masked) EXPECT_NE(o->metadata().provider, "simt") << o->name();
+  EXPECT_TRUE(get_operators(aligned, kHopper).empty()) << "no GPU operator offers aligned groups by default";
+}
+
 TEST(SimtOperator, serves_the_masked_form_and_aligned_groups) {
+  // The masked and aligned layouts are served here only on request until they pass the GPU suite.
+  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
   const simt::SimtGemmOperator op(DType::bf16, DType::bf16);
   GroupedGemmArguments masked = make_masked(8, 16, 256, 128);
   masked.A = TensorDesc(DType::bf16, {8, 16, 128}, {16 * 136, 1, 16}, kCuda);  // M-major, groups padded
@@ -307,6 +331,8 @@ std::vector<Arguments> estimate_grid() {
 // a _ring2 design runs more than 164 groups as several launches, which can cost more than the
 // portable kernel's one on problems with no work to speak of, e.g. K = 0 over 1030 groups.)
 TEST(SimtEstimate, ranks_after_the_best_sm90_operator_that_serves_the_same_arguments) {
+  // The masked and aligned layouts are served here only on request until they pass the GPU suite.
+  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
   int compared = 0;
   std::vector<Arguments> all = hopper_shapes(kCuda), grid = estimate_grid();
   all.insert(all.end(), grid.begin(), grid.end());
@@ -324,6 +350,8 @@ TEST(SimtEstimate, ranks_after_the_best_sm90_operator_that_serves_the_same_argum
 }
 
 TEST(SimtEstimate, ranks_before_the_cpu_operator_on_sizes_worth_a_gpu) {
+  // The masked and aligned layouts are served here only on request until they pass the GPU suite.
+  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
   const std::vector<Arguments> cuda = hopper_shapes(kCuda), host = hopper_shapes(Device::cpu());
   for (size_t i = 0; i < cuda.size(); ++i) {
     const ProblemShape shape = problem_shape(cuda[i]).value();
