@@ -47,15 +47,41 @@ __device__ __forceinline__ int aligned_start(int e, int align, int limit) {
 }
 
 /// Calls visit(g, begin, end) for every group g whose clamped range meets [lo, hi), in order, with
-/// the part inside; returns where the last group ends (e_{G-1}, see above) clipped to [lo, hi]: what
+/// the part inside; returns where the last group ends inside [lo, hi] (hi when the groups cover
+/// it): what lies past it belongs to no group. The whole block calls it (it synchronises; visit
+/// is called by every thread alike). `staged` holds kThreads ints. The offsets are staged a block
+/// at a time, and a block of groups that all end at or before lo is skipped whole.
+template <class Visit>
+__device__ int walk_groups(const int32_t* offsets, int groups, int limit, int lo, int hi, int* staged,
+                           Visit&& visit) {
+  int start = lo;  // every group before the ones visited ends at or before lo
+  for (int base = 0; base < groups && start < hi; base += kThreads) {
+    const int j = base + static_cast<int>(threadIdx.x);
+    const int end = j < groups ? clamp_end(offsets[j], limit) : 0;
+    __syncthreads();  // the previous block of groups has been read
+    staged[threadIdx.x] = end;
+    if (!__syncthreads_or(end > start)) continue;
+    const int count = min(kThreads, groups - base);
+    for (int c = 0; c < count && start < hi; ++c) {
+      const int group_end = min(max(start, staged[c]), hi);
+      if (group_end > start) visit(base + c, start, group_end);
+      start = max(start, staged[c]);
+    }
+  }
+  return min(start, hi);
+}
+
+/// walk_groups for groups at aligned starts (group_alignment > 1; a separate walk, so that the
+/// contiguous groups keep the code that has run on GPUs). Calls visit(g, begin, end) for every group
+/// g whose range meets [lo, hi), in order, with the part inside; returns where the last group ends (e_{G-1}, see above) clipped to [lo, hi]: what
 /// lies past it belongs to no group (the zero tail; with aligned groups it starts at the last
 /// group's end, not at its rounded-up end). The whole block calls it (it synchronises; visit is
 /// called by every thread alike). `staged` holds kThreads ints, `scratch` kThreads / 32. The
 /// offsets are staged a block at a time; a block of groups that all end at or before lo, or all
 /// start at or after hi, is skipped whole.
 template <class Visit>
-__device__ int walk_groups(const int32_t* offsets, int groups, int limit, int align, int lo, int hi, int* staged,
-                           int* scratch, Visit&& visit) {
+__device__ int walk_aligned_groups(const int32_t* offsets, int groups, int limit, int align, int lo, int hi,
+                                   int* staged, int* scratch, Visit&& visit) {
   int e = 0;  // the running maximum of the clamped ends of the groups walked so far
   for (int base = 0; base < groups && e < hi; base += kThreads) {
     const int j = base + static_cast<int>(threadIdx.x);

@@ -17,8 +17,7 @@ namespace gemmops::kernels::simt {
 template <Form kForm, Elem kAB, Elem kOut>
 __global__ void __launch_bounds__(kThreads, 2) simt_gemm_kernel(const SimtParams p) {
   __shared__ TileStorage storage;
-  __shared__ int staged[kThreads];      // offsets of a block of groups, or block_max's scratch
-  __shared__ int scratch[kThreads / 32];  // block_max's, while staged holds offsets
+  __shared__ int staged[kThreads];  // offsets of a block of groups, or block_max's scratch
   const int tile_row = static_cast<int>(blockIdx.x) / p.tiles_n, tile_col = static_cast<int>(blockIdx.x) % p.tiles_n;
   const int row0 = tile_row * kTileM, col0 = tile_col * kTileN;
   const int row_end = min(p.m - row0, kTileM) + row0, col_end = min(p.n - col0, kTileN) + col0;
@@ -36,19 +35,21 @@ __global__ void __launch_bounds__(kThreads, 2) simt_gemm_kernel(const SimtParams
     }
   } else if constexpr (kForm == Form::grouped_m) {
     // ---------------------------------------------------------------- rows split into groups
-    const int tail = walk_groups(p.offsets, p.groups, p.m, p.group_alignment, row0, row_end, staged, scratch,
-                                 [&](int g, int begin, int end) {
-                                   compute_tile<kAB, kOut>(p, g, {row0, begin, end, col0, col0, col_end, 0, p.k},
-                                                           storage);
-                                 });
+    auto visit = [&](int g, int begin, int end) {
+      compute_tile<kAB, kOut>(p, g, {row0, begin, end, col0, col0, col_end, 0, p.k}, storage);
+    };
+    // Aligned groups take their own walk (uniform across the grid), so contiguous ones keep theirs.
+    __shared__ int scratch[kThreads / 32];  // block_max's, while staged holds offsets
+    const int tail = p.group_alignment > 1
+                         ? walk_aligned_groups(p.offsets, p.groups, p.m, p.group_alignment, row0, row_end, staged,
+                                               scratch, visit)
+                         : walk_groups(p.offsets, p.groups, p.m, row0, row_end, staged, visit);
     if (p.zero_tail != 0 && tail < row_end) zero_tile<kOut>(p, {row0, tail, row_end, col0, col0, col_end, 0, 0});
   } else {
     // ---------------------------------------------------------------- columns split into groups
-    const int tail = walk_groups(p.offsets, p.groups, p.n, 1, col0, col_end, staged, scratch,
-                                 [&](int g, int begin, int end) {
-                                   compute_tile<kAB, kOut>(p, g, {row0, row0, row_end, col0, begin, end, 0, p.k},
-                                                           storage);
-                                 });
+    const int tail = walk_groups(p.offsets, p.groups, p.n, col0, col_end, staged, [&](int g, int begin, int end) {
+      compute_tile<kAB, kOut>(p, g, {row0, row0, row_end, col0, begin, end, 0, p.k}, storage);
+    });
     if (p.zero_tail != 0 && tail < col_end) zero_tile<kOut>(p, {row0, row0, row_end, col0, tail, col_end, 0, 0});
   }
 }
