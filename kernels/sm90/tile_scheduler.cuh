@@ -54,11 +54,14 @@ inline constexpr int kMaxOrderedGroups = 1024;
 /// SchedulerParams). Aligned: a group starts at the previous group's (clamped) end rounded up to
 /// `align`, which is the running max of the aligned raw ends before it and of the aligned carry
 /// (rounding up is monotone and idempotent), and ends no earlier than it starts; the zero tail
-/// starts where the last group ended. Masked: rows [g * MaxM, g * MaxM + count), counts clamped to
-/// [0, MaxM]. Malformed offsets only make groups shorter or empty. All 32 lanes must call it.
+/// starts where the groups' (clamped) offsets reach, offsets[G-1] for valid ones, as the CPU
+/// operator starts it: past an empty last group, not at its rounded-up start. `carry_raw` is that
+/// reach before this lane's chunk, updated to after it. Masked: rows [g * MaxM, g * MaxM + count),
+/// counts clamped to [0, MaxM]. Malformed offsets only make groups shorter or empty. All 32 lanes
+/// must call it.
 __device__ __forceinline__ void aligned_or_masked_range(const SchedulerParams& p, int g, int lane, int raw_end,
-                                                        int carry_rows, int limit, int align, bool masked, int& start,
-                                                        int& end) {
+                                                        int carry_rows, int& carry_raw, int limit, int align,
+                                                        bool masked, int& start, int& end) {
   int before = ((raw_end < 0 ? 0 : raw_end) + align - 1) & -align;
 #pragma unroll
   for (int d = 1; d < 32; d <<= 1) {  // inclusive running max of the aligned ends
@@ -77,7 +80,16 @@ __device__ __forceinline__ void aligned_or_masked_range(const SchedulerParams& p
     end = start + count > limit ? limit : start + count;
   }
   const int previous_end = __shfl_up_sync(0xffffffffu, end, 1);
-  if (g == p.groups) start = lane == 0 ? carry_rows : previous_end;  // the zero tail (g < table groups)
+  int reach = raw_end < carry_raw ? carry_raw : raw_end;  // (raw_end is clamped to limit by the caller)
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {  // inclusive running max of the offsets
+    int other = __shfl_up_sync(0xffffffffu, reach, d);
+    if (lane >= d && other > reach) reach = other;
+  }
+  const int reach_before = __shfl_up_sync(0xffffffffu, reach, 1);
+  if (g == p.groups) start = masked ? (lane == 0 ? carry_rows : previous_end)  // (no tail when masked)
+                                    : (lane == 0 ? carry_raw : reach_before);    // the zero tail
+  carry_raw = __shfl_sync(0xffffffffu, reach, 31);
 }
 
 /// Fills the table; all threads of the CTA must call it, followed by __syncthreads(). The ranges are
@@ -115,6 +127,7 @@ __device__ void build_scheduler_table(const SchedulerParams& p, SchedulerTable t
     // like any end: with malformed offsets chunks may overlap, but never leave A, B or out).
     int carry_rows = p.start_offset != nullptr ? *p.start_offset : p.group_base * p.rows_per_group;
     carry_rows = carry_rows < 0 ? 0 : carry_rows > limit ? limit : carry_rows;  // then: the last group's end so far
+    int carry_raw = carry_rows;  // aligned groups: how far the offsets reach so far (the zero tail's start)
     for (int base = 0; base < groups; base += 32) {
       const int g = base + lane;
       // A group's end needs the previous group's clamped end: read both raw ends and clamp
@@ -140,7 +153,7 @@ __device__ void build_scheduler_table(const SchedulerParams& p, SchedulerTable t
         start = __shfl_up_sync(0xffffffffu, end, 1);
         if (lane == 0) start = carry_rows;
       } else {
-        aligned_or_masked_range(p, g, lane, raw_end, carry_rows, limit, align, masked, start, end);
+        aligned_or_masked_range(p, g, lane, raw_end, carry_rows, carry_raw, limit, align, masked, start, end);
       }
       if (g >= groups) end = start;
       int tiles = kAxis == GroupAxis::m ? ((end - start + kTileM - 1) / kTileM) * n_tiles : k_grouped_tiles;

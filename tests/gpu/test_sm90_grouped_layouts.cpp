@@ -59,6 +59,9 @@ TEST_P(Sm90GroupedLayoutTest, aligned_groups_compute_their_rows_and_leave_the_pa
       s.kind = OperationKind::grouped_m, s.group_alignment = alignment, s.b_major = b_major;
       s.m = 9 * tm + 40, s.n = tn + 8, s.k = 136, s.groups = 9, s.trailing = 7;
       expect_matches(*op, s, rng);
+      s.zero_tail = true;  // the tail starts where the offsets end, past an empty last group too
+      expect_matches(*op, s, rng);
+      s.zero_tail = false;
       s.m = 300, s.groups = 40, s.k = 64;  // most groups tiny or empty, padding between nearly all
       expect_matches(*op, s, rng);
     }

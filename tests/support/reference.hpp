@@ -89,12 +89,14 @@ inline Reference reference_result(const Arguments& args) {
   }
   if (B.rank() == 3) {  // M-grouped
     const int64_t K = A.size(1), N = B.size(2), align = g.group_alignment;
+    int64_t reach = start;  // how far the offsets reach: the zero tail starts there
     for (int64_t i = 0; i < G; ++i) {
       // Padding rows: never written; a start rounded up past TotalM (an empty group after one that
       // ends near it) stays at TotalM.
       const int64_t aligned = std::min<int64_t>((start + align - 1) / align * align, A.size(0));
       // An empty group may end where the previous one did, before its aligned start.
       const int64_t end = std::max<int64_t>(detail::read_offset(g.offsets, i), aligned);
+      reach = std::max<int64_t>(reach, std::min<int64_t>(detail::read_offset(g.offsets, i), A.size(0)));
       for (int64_t e = start * N; e < aligned * N; ++e) ref.written[static_cast<size_t>(e)] = 0;
       start = aligned;
       auto a = read_matrix(A, start * A.strides[0], end - start, K, A.strides[0], A.strides[1]);
@@ -104,6 +106,8 @@ inline Reference reference_result(const Arguments& args) {
     }
     if (!g.zero_tail)
       for (int64_t e = start * N, n = out.numel(); e < n; ++e) ref.written[static_cast<size_t>(e)] = 0;
+    else  // past an empty last aligned group, the rows up to its rounded-up start are tail too
+      for (int64_t e = reach * N; e < start * N; ++e) ref.written[static_cast<size_t>(e)] = 1;
     return ref;
   }
   if (A.rank() == 3) {  // N-grouped

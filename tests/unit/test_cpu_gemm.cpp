@@ -82,6 +82,25 @@ TEST(CpuGemm, aligned_groups_compute_their_rows_and_leave_the_padding_untouched)
     }
 }
 
+TEST(CpuGemm, the_zero_tail_of_aligned_groups_starts_where_the_offsets_end) {
+  // Ends {10, 20, 20} with alignment 8: groups [0, 10), [16, 20) and an empty one (it would start at
+  // 24). The tail is the rows past offsets[G-1] = 20, as without alignment: rows 20..23 are zeros
+  // too, not padding; rows 10..15 are padding and keep the poison. (Every operator agrees on this.)
+  std::mt19937 rng(23);
+  ProblemSpec s;
+  s.kind = OperationKind::grouped_m, s.m = 40, s.n = 24, s.k = 16, s.groups = 3, s.group_alignment = 8;
+  s.zero_tail = true;
+  HostProblem p = make_problem(s, rng);
+  for (int64_t g = 0; g < 3; ++g) p.offsets.set(g, g == 0 ? 10 : 20);
+  const Arguments args = p.arguments();
+  ASSERT_TRUE(cpu::CpuOperator(s.kind).run(args).is_ok());
+  const Reference ref = reference_result(args);
+  for (int64_t row : {10, 15}) EXPECT_FALSE(ref.written[static_cast<size_t>(row * s.n)]) << "padding row " << row;
+  for (int64_t row : {20, 23, 39}) EXPECT_TRUE(ref.written[static_cast<size_t>(row * s.n)]) << "tail row " << row;
+  const Comparison c = compare(p.out, ref, default_tolerance(s.out, s.k));
+  EXPECT_TRUE(c.ok()) << c.describe();
+}
+
 TEST(CpuGemm, masked_groups_compute_their_counted_rows_only) {
   std::mt19937 rng(19);
   for (int i = 0; i < 6; ++i) {  // group 0 full, group 1 empty, the others random counts
