@@ -23,6 +23,7 @@ class FakeOperator : public Operator {
     std::size_t workspace = 0;
     std::string artifact_name;          ///< empty: the operator's own name
     bool by_signature = false;          ///< what answers_by_signature says
+    bool trial = false;                 ///< OperatorMetadata::trial
   };
 
   explicit FakeOperator(Options o) : Operator(metadata_of(o)), o_(std::move(o)) {}
@@ -40,6 +41,7 @@ class FakeOperator : public Operator {
     m.provider = "test";
     m.constraints = o.constraints;
     m.target = o.target;
+    m.trial = o.trial;
     m.constraints.device = o.target.is_cpu() ? Device::Kind::cpu : Device::Kind::cuda;
     return m;
   }

@@ -34,6 +34,24 @@ RunTimer timer_from(std::map<std::string, double> us) {
   };
 }
 
+TEST(Autotune, times_a_trial_design_only_on_request) {
+  const Arguments args = testing::make_gemm(64, 64, 64, DType::bf16, DType::bf16, Device::cpu());
+  FakeOperator::Options o;
+  o.name = "trial", o.trial = true;
+  const OperatorPtr trial = FakeOperator::make(o);
+  const RunTimer timer = timer_from({{"trial", 1.0}, {"verified", 2.0}});
+  auto tuned = autotune(args, {trial, fake("verified")}, {}, timer);
+  ASSERT_EQ(tuned.size(), 2u);
+  EXPECT_EQ(tuned[0].op->name(), "verified");  // the trial one is not timed, so it comes last, failed
+  EXPECT_FALSE(tuned[1].status);
+  EXPECT_NE(tuned[1].status.message().find("include_trial"), std::string::npos) << tuned[1].status.message();
+  AutotuneOptions on_request;
+  on_request.include_trial = true;
+  tuned = autotune(args, {trial, fake("verified")}, on_request, timer);
+  ASSERT_TRUE(tuned[0].status) << tuned[0].status.to_string();
+  EXPECT_EQ(tuned[0].op->name(), "trial");
+}
+
 TEST(Autotune, orders_candidates_by_measured_time_not_by_position) {
   const Arguments args = testing::make_gemm(64, 64, 64, DType::bf16, DType::bf16, Device::cpu());
   const auto tuned = autotune(args, {fake("slow"), fake("fast"), fake("middle")}, {},
