@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 
 #include "gemmops/device.hpp"
 #include "support/fake_driver.hpp"
@@ -31,16 +32,22 @@ struct FakeEvents {
   }
 };
 
+// A timer around nothing on the fake driver, whose stop event completes when `done` says.
+EventTimer started_and_stopped(testing::ScopedFakeDriver& driver, bool done) {
+  FakeEvents::install(driver.api());
+  FakeEvents::done = done;
+  auto timer = EventTimer::create(0);
+  EXPECT_TRUE(timer) << timer.status().to_string();
+  EXPECT_TRUE(timer->start());
+  EXPECT_TRUE(timer->stop());
+  return std::move(*timer);
+}
+
 TEST(EventTimerTimeout, work_that_never_finishes_is_reported_after_the_timeout_not_waited_for) {
   testing::ScopedFakeDriver driver;
-  FakeEvents::install(driver.api());
-  FakeEvents::done = false;
-  auto timer = EventTimer::create(0);
-  ASSERT_TRUE(timer) << timer.status().to_string();
-  ASSERT_TRUE(timer->start());
-  ASSERT_TRUE(timer->stop());
+  EventTimer timer = started_and_stopped(driver, false);
   const auto t0 = std::chrono::steady_clock::now();
-  const Result<float> ms = timer->elapsed_ms(50.0);
+  const Result<float> ms = timer.elapsed_ms(50.0);
   const double waited = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_FALSE(ms);
   EXPECT_EQ(ms.status().code(), ErrorCode::driver_error);
@@ -51,13 +58,8 @@ TEST(EventTimerTimeout, work_that_never_finishes_is_reported_after_the_timeout_n
 
 TEST(EventTimerTimeout, finished_work_gives_its_time) {
   testing::ScopedFakeDriver driver;
-  FakeEvents::install(driver.api());
-  FakeEvents::done = true;
-  auto timer = EventTimer::create(0);
-  ASSERT_TRUE(timer) << timer.status().to_string();
-  ASSERT_TRUE(timer->start());
-  ASSERT_TRUE(timer->stop());
-  const Result<float> ms = timer->elapsed_ms(50.0);
+  EventTimer timer = started_and_stopped(driver, true);
+  const Result<float> ms = timer.elapsed_ms(50.0);
   ASSERT_TRUE(ms) << ms.status().to_string();
   EXPECT_FLOAT_EQ(*ms, 1.5f);
 }
