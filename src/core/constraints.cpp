@@ -139,8 +139,10 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
   }
   // A kernel path that has not passed the GPU suite reaches no one by default.
   if (!env::trial_designs()) {
-    constexpr const char* kAsk = " has not yet passed the GPU suite on this operator: offered only with GEMMOPS_TRIAL_DESIGNS=1";
-    if (std::find(c.trial_kinds.begin(), c.trial_kinds.end(), kind) != c.trial_kinds.end()) return unsupported("operation: " + std::string(name(kind)) + kAsk);
+    constexpr const char* kAsk =
+        " has not yet passed the GPU suite on this operator: offered only with GEMMOPS_TRIAL_DESIGNS=1";
+    if (std::find(c.trial_kinds.begin(), c.trial_kinds.end(), kind) != c.trial_kinds.end())
+      return unsupported("operation: " + std::string(name(kind)) + kAsk);
     if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && g->group_alignment != 1 && c.trial_aligned_groups)
       return unsupported("group_alignment: groups at aligned starts" + std::string(kAsk));
   }

@@ -21,6 +21,13 @@ struct EventTimer::Impl {
   bool started = false;
   bool stopped = false;
 
+  /// Milliseconds between the two events, once the stop event has completed.
+  Result<float> elapsed() const {
+    float ms = 0.0f;
+    GEMMOPS_CU(*api, cuEventElapsedTime, &ms, start, stop);
+    return ms;
+  }
+
   ~Impl() {
     for (CUevent e : {start, stop}) {
       if (e == nullptr) continue;
@@ -68,9 +75,7 @@ Result<float> EventTimer::elapsed_ms() const {
   if (!impl_) return invalid_argument("EventTimer: used after being moved from");
   if (!impl_->stopped) return invalid_argument("EventTimer: elapsed_ms() needs start() then stop()");
   GEMMOPS_CU(*impl_->api, cuEventSynchronize, impl_->stop);
-  float ms = 0.0f;
-  GEMMOPS_CU(*impl_->api, cuEventElapsedTime, &ms, impl_->start, impl_->stop);
-  return ms;
+  return impl_->elapsed();
 }
 
 Result<float> EventTimer::elapsed_ms(double timeout_ms) const {
@@ -85,13 +90,11 @@ Result<float> EventTimer::elapsed_ms(double timeout_ms) const {
     if (r != CUDA_ERROR_NOT_READY) return cuda::check(*impl_->api, r, "cuEventQuery");
     if (std::chrono::steady_clock::now() > deadline)
       return driver_error("the device work did not complete within " + std::to_string(std::llround(timeout_ms)) +
-                               " ms (a kernel that never finishes, or one far too slow); it may still be running");
+                          " ms (a kernel that never finishes, or one far too slow); it may still be running");
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(2000));
   }
-  float ms = 0.0f;
-  GEMMOPS_CU(*impl_->api, cuEventElapsedTime, &ms, impl_->start, impl_->stop);
-  return ms;
+  return impl_->elapsed();
 }
 
 }  // namespace gemmops

@@ -16,9 +16,9 @@ namespace {
 
 using detail::Ranked;
 
-// A trial design (not yet verified on hardware) is offered only on request: a kernel path that has
-// not passed the GPU suite must not reach users by default.
-bool offered_as_trial_only(const Operator& op) { return op.metadata().trial && !env::trial_designs(); }
+// A trial design (not yet verified on hardware) is offered only on request (`trial_allowed`, the
+// opt-in read once a call): a kernel path that has not passed the GPU suite must not reach users by default.
+bool withheld_as_trial(const Operator& op, bool trial_allowed) { return op.metadata().trial && !trial_allowed; }
 
 Status trial_rejection(const Operator& op) {
   return unsupported(op.name() + " is a trial design, not yet verified on hardware: offered only with "
@@ -98,16 +98,18 @@ std::vector<OperatorPtr> Registry::get_operators(const Arguments& args, const Ta
   }
   std::vector<OperatorPtr> out;
   out.reserve(ranked.size());
-  for (Ranked& r : ranked)  // trial designs stay in the memo: the opt-in is read on every call
-    if (!offered_as_trial_only(*r.op)) out.push_back(std::move(r.op));
+  const bool trial_allowed = env::trial_designs();  // trial designs stay in the memo: read per call
+  for (Ranked& r : ranked)
+    if (!withheld_as_trial(*r.op, trial_allowed)) out.push_back(std::move(r.op));
   return out;
 }
 
 std::vector<Rejection> Registry::rejections(const Arguments& args, const Target& target) const {
+  const bool trial_allowed = env::trial_designs();
   std::vector<Rejection> out;
   for (const OperatorPtr& op : all()) {
     Status s = op->supports(args, target);  // the first failing rule, as supports() checks in order
-    if (s && offered_as_trial_only(*op)) s = trial_rejection(*op);
+    if (s && withheld_as_trial(*op, trial_allowed)) s = trial_rejection(*op);
     if (!s) out.push_back({op, std::move(s)});
   }
   return out;
