@@ -57,14 +57,13 @@ cpp_pid=$!
 build_python >"$logs/build-python.log" 2>&1 &
 py_pid=$!
 wait "$cpp_pid" || { failed+=(build-cpp); tail -30 "$logs/build-cpp.log"; }
-wait "$py_pid" || { failed+=(build-python); tail -30 "$logs/build-python.log"; }
-echo "=== build done ($(elapsed))"
+echo "=== C++ build done ($(elapsed))"
 
-# ---- tests: three tiers at once, each in its own log
+# ---- tests: three tiers at once, each in its own log; the C++ tiers start while the module builds
 gpu_bin=build/gpu/tests/gemmops_gpu_tests
 pids=()
 if [ -x "$gpu_bin" ]; then
-  python3 scripts/gtest_shards.py "$gpu_bin" --shards "$shards" --test-timeout 150 --deadline "$deadline" \
+  python3 scripts/gtest_shards.py "$gpu_bin" --shards "$shards" --test-timeout 60 --deadline "$deadline" \
     --label "gpu (C++)" --junit "$logs/gpu-junit.xml" >"$logs/gpu.log" 2>&1 &
   pids+=("gpu:$!")
   if command -v compute-sanitizer >/dev/null; then
@@ -84,6 +83,8 @@ if [ -x "$gpu_bin" ]; then
     pids+=("memcheck:$!")
   fi
 fi
+wait "$py_pid" || { failed+=(build-python); tail -30 "$logs/build-python.log"; }
+echo "=== Python module built ($(elapsed))"
 python_tests() { python3 -m pytest -q -rs -p no:cacheprovider "--junitxml=$logs/python-junit.xml" tests/python; }
 if [[ ! " ${failed[*]} " =~ " build-python " ]]; then
   python_tests >"$logs/python.log" 2>&1 &
