@@ -8,6 +8,7 @@
 #include "gemmops/dtype.hpp"
 #include "gemmops/epilogue.hpp"
 #include "gemmops/metadata.hpp"
+#include "gemmops/moe.hpp"
 #include "gemmops/operator.hpp"
 #include "gemmops/plan.hpp"
 #include "gemmops/registry.hpp"
