@@ -37,6 +37,10 @@ const char* name_of(Operand operand) {
     case Operand::x: return "x";
     case Operand::q: return "q";
     case Operand::scales_out: return "scales";
+    case Operand::rows: return "rows";
+    case Operand::pair_rows: return "pair_rows";
+    case Operand::scores: return "scores";
+    case Operand::row_limit: return "row_limit";
   }
   return "?";
 }
@@ -72,6 +76,10 @@ std::string dtype_name(nb::handle obj, const ReadOnlyArray* array) {
     case Operand::scales_out: rule = "dtype must be fp32"; break;
     case Operand::x: rule = "dtype must be one of bf16, fp32"; break;
     case Operand::q: rule = "dtype must be e4m3"; break;
+    case Operand::rows: rule = "must be bf16, fp16 or fp32"; break;
+    case Operand::pair_rows:
+    case Operand::row_limit: rule = "must be int32"; break;
+    case Operand::scores: rule = "must be fp32"; break;
   }
   throw_status(invalid_argument(message(name_of(operand), rule + "; got " + seen)));
 }

@@ -36,8 +36,9 @@ T unwrap(Result<T> result) {
 /// What a tensor is for, which says what the conversion asks of it: A, B and offsets are only read
 /// (read-only arrays are fine), out and a workspace are written (they must be writable).
 /// The fp8 additions: `scales` (an OperandScales tensor, read), `x` (read) and `q` (written) of
-/// quantize_fp8, and `scales_out` (the scales quantize_fp8 writes, named "scales").
-enum class Operand { A, B, out, offsets, workspace, bias, row_scale, scales, x, q, scales_out };
+/// quantize_fp8, and `scales_out` (the scales quantize_fp8 writes, named "scales"). gather_reduce's
+/// inputs: `rows`, `pair_rows`, `scores`, `row_limit` (read).
+enum class Operand { A, B, out, offsets, workspace, bias, row_scale, scales, x, q, scales_out, rows, pair_rows, scores, row_limit };
 /// DLPack/buffer objects (numpy, torch, cupy, jax), torch meta tensors and FakeTensors (fake) and
 /// gemmops.TensorSpec (fake). The operand's name starts every error message. A tensor of a dtype
 /// gemmops has no name for, or a read-only out, raises ValueError with the rule (as a failed rule
@@ -126,5 +127,6 @@ void bind_operator(nb::module_& m);
 void bind_registry(nb::module_& m);
 void bind_plan(nb::module_& m);
 void bind_scaling(nb::module_& m);
+void bind_moe(nb::module_& m);
 
 }  // namespace gemmops::python

@@ -10,6 +10,7 @@ NB_MODULE(_gemmops, m) {
   bind_tensor(m);     // TensorSpec
   bind_epilogue(m);   // EpilogueOps, activations, gate_layouts
   bind_scaling(m);    // OperandScales, quantize_fp8, scale_shape
+  bind_moe(m);        // gather_reduce
   bind_arguments(m);  // GemmArguments, GroupedGemmArguments
   bind_operator(m);   // Operator, Artifact
   bind_registry(m);   // get_operators, register_operator, device_supports, ...

@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from . import grouped_mm
+from ._combine import combine, pair_rows
 from ._fused import grouped_mm_epilogue
 
 __all__ = ["ACTIVATIONS", "apply_activation", "moe_experts", "route"]
@@ -63,9 +64,9 @@ def apply_activation(p: torch.Tensor, activation: str, gate_layout: str, alpha: 
     return F.relu(p).square()
 
 
-def _unsort_sum(rows: torch.Tensor, order: torch.Tensor, tokens: int, k: int) -> torch.Tensor:
-    """rows in sorted (expert) order -> each token's k rows summed in choice order."""
-    return torch.empty_like(rows).index_copy(0, order, rows).view(tokens, k, -1).sum(dim=1)
+def _row_limit(offsets: torch.Tensor) -> torch.Tensor:
+    """The rows holding pairs: offsets[-1:] (no experts: none)."""
+    return offsets[-1:] if offsets.numel() else torch.zeros(1, dtype=torch.int32, device=offsets.device)
 
 
 class _MoEExperts(torch.autograd.Function):
@@ -82,14 +83,16 @@ class _MoEExperts(torch.autograd.Function):
         y = grouped_mm_epilogue(h, w_down, offsets, "none", row_scale=weights)
         if y is None:
             y = (grouped_mm(h, w_down, offsets).float() * weights.unsqueeze(-1)).to(x.dtype)
-        ctx.save_for_backward(x, w_gate_up, w_down, order, offsets, token, weights)
+        pair = pair_rows(order, tokens, k)
+        ctx.save_for_backward(x, w_gate_up, w_down, order, offsets, token, weights, pair)
         ctx.shape = (tokens, k, topk_weights.dtype)
         ctx.activation, ctx.gate_layout = activation, gate_layout
-        return _unsort_sum(y, order, tokens, k)
+        # Sentinel pairs (past offsets[-1]) are not read: their tokens' sums skip them.
+        return combine(y, pair, row_limit=_row_limit(offsets))
 
     @staticmethod
     def backward(ctx, dout):
-        x, w_gate_up, w_down, order, offsets, token, weights = ctx.saved_tensors
+        x, w_gate_up, w_down, order, offsets, token, weights, pair = ctx.saved_tensors
         tokens, k, weight_dtype = ctx.shape
         xs = x[token]
         dy = dout.to(x.dtype)[token]  # each pair's row gets its token's gradient
@@ -106,7 +109,7 @@ class _MoEExperts(torch.autograd.Function):
         d_w_down = grouped_mm(h_rows.t(), dy_weighted, offsets)     # (E, I, H): K-grouped over tokens
         d_w_gate_up = grouped_mm(xs.t(), dp.to(x.dtype), offsets)  # (E, H, N_up)
         dxs = grouped_mm(dp.to(x.dtype), w_gate_up.transpose(-2, -1), offsets)
-        dx = _unsort_sum(dxs, order, tokens, k)
+        dx = combine(dxs, pair, row_limit=_row_limit(offsets))
         d_topk = torch.empty_like(d_weights).index_copy(0, order, d_weights).view(tokens, k).to(weight_dtype)
         return dx, None, d_topk, d_w_gate_up.to(w_gate_up.dtype), d_w_down.to(w_down.dtype), None, None
 
