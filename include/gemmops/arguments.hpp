@@ -65,6 +65,13 @@ struct GroupedGemmArguments {
   /// scales are per row, so groups need no 128-row alignment; K-grouped block scales run along the
   /// global K, and a block straddling two groups shares its scale (docs/fp8.md).
   std::optional<OperandScales> a_scales, b_scales;
+  /// M-grouped only: A's rows read through an index (a gathered A, e.g. a MoE layer's tokens read
+  /// once per (token, choice) pair without writing the gathered copy): row r of the product's A is
+  /// A[a_row_index[r], :]. int32, (TotalM,), contiguous, on A's device; A is then (Rows, K) for
+  /// any Rows and TotalM is out's rows. Index values must be in [0, Rows) (checked by validate()
+  /// when the index lives on the host); entries at or past offsets[G-1] (and padding rows between
+  /// aligned groups) are never read. Operators that do not serve it refuse it in supports().
+  std::optional<TensorDesc> a_row_index;
 };
 
 using Arguments = std::variant<GemmArguments, GroupedGemmArguments>;
@@ -76,7 +83,8 @@ inline constexpr OperationKind kAllOperationKinds[] = {OperationKind::gemm,     
 /// "gemm", "batched_gemm", "grouped_gemm_m", "grouped_gemm_k", "grouped_gemm_n", "grouped_gemm_m_masked".
 std::string_view name(OperationKind k);
 
-/// The sizes of a problem, after validation. For grouped_m, `m` is TotalM (A's rows) and `groups`
+/// The sizes of a problem, after validation. For grouped_m, `m` is TotalM (out's rows; A's rows
+/// unless a_row_index gathers them) and `groups`
 /// is G; for grouped_k, `k` is TotalK; for grouped_n, `m` is M, `n` is TotalN (B's columns), `k`
 /// is K and `groups` is G (A's first dimension); for grouped_m_masked, `m` is G * MaxM (A's rows,
 /// padding included) and `groups` is G; for batched_gemm, `groups` is L; for gemm, `groups` is 1.

@@ -66,10 +66,13 @@ struct OperandConstraints {
   Device::Kind device = Device::Kind::cpu;
   /// M-grouped: serves groups that start at aligned offsets (GroupedGemmArguments::group_alignment > 1).
   bool aligned_groups = false;
+  /// M-grouped: serves a gathered A (GroupedGemmArguments::a_row_index).
+  bool a_row_index = false;
   /// Forms and layouts this operator has code for that have not yet passed the GPU suite: served
   /// only on request (GEMMOPS_TRIAL_DESIGNS=1), refused with that reason otherwise.
   std::vector<OperationKind> trial_kinds;
   bool trial_aligned_groups = false;
+  bool trial_a_row_index = false;
   EpilogueSupport epilogue;           ///< default: only the empty epilogue
   /// fp8 scales served (scaling.hpp); the default serves none, so scaled operands are refused.
   ScalingSupport scalings;

@@ -71,6 +71,9 @@ struct KernelConfig {
   // instantiation, so the kernel that does not split carries none of its code.
   bool split_k = false;
   EpilogueOp op{};           // the fused epilogue op (identity: out = the product)
+  // A's rows read through params.mainloop.a_row_index by the producer warpgroup's cp.async copies
+  // (sm90/gather_a.cuh) instead of TMA: M-grouped, K-major A, consumers without wide accumulators.
+  bool gather_a = false;
 
   /// Rows of one scheduler unit: the cluster's CTAs take consecutive tiles of one group.
   GEMMOPS_HD constexpr int unit_m() const { return tile_m * cluster_m; }

@@ -1,5 +1,6 @@
 // kernels/sm90/grouped_gemm.cuh: persistent, warp-specialised grouped GEMM for sm_90a.
-// One producer warp streams A and B tiles by TMA into a ring of swizzled shared-memory stages;
+// One producer warp streams A and B tiles by TMA into a ring of swizzled shared-memory stages (a
+// gathered A: the producer warpgroup copies A's rows by cp.async, gather_a.cuh);
 // consumer warpgroups run wgmma on them and store through the epilogue: cooperatively (64 rows of
 // one tile each) or ping-pong (whole tiles in turn, one's epilogue under the other's main loop). The tile
 // scheduler enumerates the tiles of all groups from the device-side offsets; with split-K a tile's
@@ -19,6 +20,7 @@
 #include "sm90/epilogue.cuh"
 #include "sm90/epilogue_op.cuh"
 #include "sm90/epilogue_tma.cuh"
+#include "sm90/gather_a.cuh"
 #include "sm90/k_tail.cuh"
 #include "sm90/mma.cuh"
 #include "sm90/params.cuh"
@@ -67,7 +69,7 @@ struct SharedStorage {
   }
 };
 
-// ---------------------------------------------------------------- producer (one warp)
+// ---------------------------------------------------------------- producer (one thread; gathered A: a warpgroup)
 // A K-major operand is read by TMA along K from 16-byte-aligned starts only (an unaligned start in
 // the contiguous dimension is an illegal instruction), so K-grouped k-blocks then start at a
 // multiple of 8 below the group's first k, and the k before it are cleared like the tail.
@@ -121,8 +123,42 @@ __device__ __forceinline__ void load_b_halves(const GroupedGemmParams& p, uint8_
   }
 }
 
+/// One stage's B tile (TMA; with a cluster each CTA loads its share and multicasts it).
 template <KernelConfig C>
-__device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank) {
+__device__ __forceinline__ void load_b(const GroupedGemmParams& p, uint8_t* b_dst, int k0, int col0, int b_group,
+                                       uint64_t* bar, uint32_t rank) {
+  if constexpr (C.op.split_b()) {
+    load_b_halves<C>(p, b_dst, k0, col0, b_group, bar, rank);
+  } else if constexpr (C.cluster_m == 1) {
+    if constexpr (C.b_major == BMajor::k) {
+      ptx::tma_load_3d(b_dst, &p.mainloop.map_b, k0, col0, b_group, bar);
+    } else {
+#pragma unroll
+      for (int j = 0; j < C.tile_n / 64; ++j)  // one 64-wide N atom per box
+        ptx::tma_load_3d(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, col0 + 64 * j, k0, b_group, bar);
+    }
+  } else {
+    // Each CTA loads its share of the B tile and multicasts it to the whole cluster, which
+    // works on the same group and columns: B crosses L2 once per cluster instead of per CTA.
+    constexpr ::cuda::std::uint16_t kMask = (1u << C.cluster_m) - 1;
+    if constexpr (C.b_major == BMajor::k) {
+      const int r0 = static_cast<int>(rank) * C.b_rows_per_cta();
+      ptx::tma_load_3d_multicast(b_dst + r0 * C.k_row_bytes(), &p.mainloop.map_b, k0, col0 + r0, b_group, bar,
+                                 kMask);
+    } else {
+#pragma unroll
+      for (int j = static_cast<int>(rank); j < C.tile_n / 64; j += C.cluster_m)  // (3 atoms: 2 + 1)
+        ptx::tma_load_3d_multicast(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, col0 + 64 * j, k0,
+                                   b_group, bar, kMask);
+    }
+  }
+}
+
+/// The producer: one elected thread (TMA for A and B), or with a gathered A all 128 threads of the
+/// producer warpgroup (`thread`): thread 0 loads B by TMA, every thread copies its share of A's rows.
+template <KernelConfig C>
+__device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank,
+                                        [[maybe_unused]] int thread) {
   int stage = 0;
   uint32_t phase = 0;
   for (Tiles<C> it(p.scheduler, p.split_k.k_splits, s.table()); it.valid(); it.advance()) {
@@ -132,44 +168,33 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
     // last group, have no k-blocks: nothing is loaded for them.)
     const int b_group = C.group_axis == GroupAxis::m ? tc.group : 0;
     const int k_blocks = k_blocks_of(tc);
+    [[maybe_unused]] GatheredRows<C> gathered;
+    if constexpr (C.gather_a) {
+      if (k_blocks > 0) gathered.load(p.mainloop, a_row0, tc.row_end, thread);
+    }
     for (int kb = 0; kb < k_blocks; ++kb) {
       ptx::mbarrier_wait(s.empty(stage), phase ^ 1);
       uint64_t* bar = s.full(stage);
-      ptx::mbarrier_arrive_expect_tx(bar, C.stage_bytes());
       const int k0 = tc.k_begin + kb * C.tile_k;
       uint8_t* a_dst = s.a() + stage * C.a_stage_bytes();
-      if constexpr (C.a_major == AMajor::k) {
-        ptx::tma_load_2d(a_dst, &p.mainloop.map_a, k0, a_row0, bar);
-      } else {
-#pragma unroll
-        for (int j = 0; j < C.tile_m / 64; ++j)  // one 64-row M atom per box
-          ptx::tma_load_2d(a_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_a, a_row0 + 64 * j, k0, bar);
-      }
       uint8_t* b_dst = s.b() + stage * C.b_stage_bytes();
-      if constexpr (C.op.split_b()) {
-        load_b_halves<C>(p, b_dst, k0, tc.col0, b_group, bar, rank);
-      } else if constexpr (C.cluster_m == 1) {
-        if constexpr (C.b_major == BMajor::k) {
-          ptx::tma_load_3d(b_dst, &p.mainloop.map_b, k0, tc.col0, b_group, bar);
-        } else {
-#pragma unroll
-          for (int j = 0; j < C.tile_n / 64; ++j)  // one 64-wide N atom per box
-            ptx::tma_load_3d(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, tc.col0 + 64 * j, k0, b_group, bar);
+      if constexpr (C.gather_a) {
+        // B's bytes complete the transaction count; A's copies arrive as 128 of the barrier's count.
+        if (thread == 0) {
+          ptx::mbarrier_arrive_expect_tx(bar, C.b_stage_bytes());
+          load_b<C>(p, b_dst, k0, tc.col0, b_group, bar, rank);
         }
+        gathered.copy(p.mainloop, a_dst, k0, p.scheduler.k, thread, bar);
       } else {
-        // Each CTA loads its share of the B tile and multicasts it to the whole cluster, which
-        // works on the same group and columns: B crosses L2 once per cluster instead of per CTA.
-        constexpr ::cuda::std::uint16_t kMask = (1u << C.cluster_m) - 1;
-        if constexpr (C.b_major == BMajor::k) {
-          const int r0 = static_cast<int>(rank) * C.b_rows_per_cta();
-          ptx::tma_load_3d_multicast(b_dst + r0 * C.k_row_bytes(), &p.mainloop.map_b, k0, tc.col0 + r0, b_group, bar,
-                                     kMask);
+        ptx::mbarrier_arrive_expect_tx(bar, C.stage_bytes());
+        if constexpr (C.a_major == AMajor::k) {
+          ptx::tma_load_2d(a_dst, &p.mainloop.map_a, k0, a_row0, bar);
         } else {
 #pragma unroll
-          for (int j = static_cast<int>(rank); j < C.tile_n / 64; j += C.cluster_m)  // (3 atoms: 2 + 1)
-            ptx::tma_load_3d_multicast(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, tc.col0 + 64 * j, k0,
-                                       b_group, bar, kMask);
+          for (int j = 0; j < C.tile_m / 64; ++j)  // one 64-row M atom per box
+            ptx::tma_load_2d(a_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_a, a_row0 + 64 * j, k0, bar);
         }
+        load_b<C>(p, b_dst, k0, tc.col0, b_group, bar, rank);
       }
       if (++stage == C.stages) {
         stage = 0;
@@ -292,6 +317,12 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     for (int kb = 0; kb < k_blocks; ++kb) {
       const int stage = cur.stage;
       ptx::mbarrier_wait(s.full(stage), cur.phase);
+      // A gathered A was written by cp.async, in the generic proxy, and wgmma reads shared memory
+      // through the async proxy. The writers cannot fence: their copies land after they arrive
+      // (.noinc arrives on completion, which they never wait for). So each reader, having acquired
+      // the copies through the full barrier, orders them before its own wgmma (PTX memory model:
+      // a proxy fence orders the executing thread's view across proxies).
+      if constexpr (C.gather_a) ptx::fence_proxy_async_shared();
       constexpr int kSlices = C.tile_k / 16;
       int slice_lo = 0, slice_hi = kSlices;  // the 16-wide k slices of the stage the MMA reads
       if constexpr (C.group_axis == GroupAxis::k) {
@@ -426,16 +457,19 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   static_assert(!C.op.bias || C.op.bias_type == ElemType::fp32 || C.op.bias_type == C.out,
                 "a bias is fp32 or out's type");
   static_assert(named_barriers<C>() <= 16, "a CTA has 16 named barriers");
+  static_assert(!C.gather_a || (C.group_axis == GroupAxis::m && C.a_major == AMajor::k),
+                "a gathered A: M-grouped rows of a K-major A");
   extern __shared__ uint8_t smem_raw[];
   SharedStorage<C> s(smem_raw, table_groups(p.scheduler));
 
   // ---- setup: barriers and the scheduler table, by the whole CTA
   const int warpgroup = threadIdx.x / 128;
   if (threadIdx.x == 0) {
-    ptx::prefetch_tensor_map(&p.mainloop.map_a);
+    if constexpr (!C.gather_a) ptx::prefetch_tensor_map(&p.mainloop.map_a);  // (a gathered A has no map)
     ptx::prefetch_tensor_map(&p.mainloop.map_b);
     for (int i = 0; i < C.stages; ++i) {
-      ptx::mbarrier_init(s.full(i), 1);
+      // The producer's arrival with B's bytes, and with a gathered A the 128 copying threads' (.noinc).
+      ptx::mbarrier_init(s.full(i), C.gather_a ? 1 + 128 : 1);
       // Lane 0 of every consumer warp that reads the stage, in every CTA its B multicast reaches.
       ptx::mbarrier_init(s.empty(i), (C.pingpong() ? 1 : C.consumers) * 4 * C.cluster_m);
     }
@@ -455,16 +489,25 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   // decreases do not cover waits in setmaxnreg forever. 192 accumulators a thread (128x192 a
   // warpgroup) need the consumers at 240, so the producer keeps 24: 24 + 2 * 240 = 3 * 168
   // (32 + 2 * 240 was 1024 registers short and hung every launch; FlashAttention-3 splits 24/240 too).
+  // A gathered A's producer (128 threads holding a tile's row indices beside the scheduler's state,
+  // and issuing copies) takes 72, so two consumer warpgroups drop to 216 (72 + 2 * 216 = 3 * 168):
+  // at 56 / 224 the producers of the 2-CTA cooperative kernels spilled 4-28 bytes, at 72 / 216
+  // nothing spills but the 256-row tiles' (which refuse a gathered A). Wide accumulators cannot pay.
   constexpr bool kWideAccumulators = C.wide_accumulators();
-  constexpr int kProducerRegisters = kWideAccumulators ? 24 : 40;
-  constexpr int kConsumerRegisters = C.consumers == 1 || kWideAccumulators ? 240 : 232;
+  static_assert(!C.gather_a || !kWideAccumulators, "a gathered A needs producer registers wide consumers cannot give");
+  constexpr int kProducerRegisters = C.gather_a ? 72 : kWideAccumulators ? 24 : 40;
+  constexpr int kConsumerRegisters = C.consumers == 1 || kWideAccumulators ? 240 : C.gather_a ? 216 : 232;
   constexpr int kLaunchRegisters = (65536 / C.threads() < 255 ? 65536 / C.threads() : 255) / 8 * 8;
   static_assert(kProducerRegisters + C.consumers * kConsumerRegisters <= (C.consumers + 1) * kLaunchRegisters,
                 "setmaxnreg: the warpgroups' registers must fit what the CTA was given at launch");
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<kProducerRegisters>();
-    if (threadIdx.x / 32 == 0 && ptx::elect_one()) produce<C>(p, s, rank);
-    __syncwarp();
+    if constexpr (C.gather_a) {
+      produce<C>(p, s, rank, static_cast<int>(threadIdx.x));
+    } else {
+      if (threadIdx.x / 32 == 0 && ptx::elect_one()) produce<C>(p, s, rank, 0);
+      __syncwarp();
+    }
   } else {
     ptx::setmaxnreg_inc<kConsumerRegisters>();
     consume<C>(p, s, warpgroup - 1, rank);

@@ -22,10 +22,13 @@ struct alignas(64) TensorMap {
 };
 
 /// The main loop's operands: the producer's TMA descriptors (the K range of each tile comes from
-/// the scheduler).
+/// the scheduler), and for a gathered A (KernelConfig::gather_a, no map_a) A's rows and their index.
 struct MainloopParams {
   TensorMap map_a;  // A (rows, K): K-major dims {K, rows}; M-major dims {rows, K}
   TensorMap map_b;  // B: K-major dims {K, N, G}; N-major dims {N, K, G} (G = 1 if K-grouped)
+  const void* a;                // gathered A: (A rows, K), K contiguous, 16-byte aligned rows
+  int64_t a_row_stride;         // elements between A's rows
+  const int32_t* a_row_index;   // (TotalM,): row r of the product reads A's row a_row_index[r]
 };
 
 /// Where a tile leaves to: out (out rows, N), N contiguous.

@@ -21,7 +21,10 @@ Status validate_memory(const Arguments& args) {
   const TensorDesc& out = operand_out(args);
   GEMMOPS_TRY(validate_no_overlap(out, operand_a(args), "A"));
   GEMMOPS_TRY(validate_no_overlap(out, operand_b(args), "B"));
-  if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) GEMMOPS_TRY(validate_no_overlap(out, g->offsets, "offsets"));
+  if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) {
+    GEMMOPS_TRY(validate_no_overlap(out, g->offsets, "offsets"));
+    if (g->a_row_index) GEMMOPS_TRY(validate_no_overlap(out, *g->a_row_index, "a_row_index"));
+  }
   const EpilogueOps& e = epilogue_of(args);
   if (e.bias) GEMMOPS_TRY(validate_no_overlap(out, *e.bias, "epilogue.bias"));
   if (e.row_scale) GEMMOPS_TRY(validate_no_overlap(out, *e.row_scale, "epilogue.row_scale"));
@@ -75,7 +78,7 @@ Result<ProblemShape> problem_shape(const Arguments& args) {
   switch (kind) {
     case OperationKind::gemm: p.m = A.size(0), p.k = A.size(1), p.n = B.size(1), p.groups = 1; break;
     case OperationKind::batched_gemm: p.groups = A.size(0), p.m = A.size(1), p.k = A.size(2), p.n = B.size(2); break;
-    case OperationKind::grouped_m: p.m = A.size(0), p.k = A.size(1), p.groups = B.size(0), p.n = B.size(2); break;
+    case OperationKind::grouped_m: p.m = out.size(0), p.k = A.size(1), p.groups = B.size(0), p.n = B.size(2); break;
     case OperationKind::grouped_k: p.m = A.size(0), p.k = A.size(1), p.n = B.size(1), p.groups = out.size(0); break;
     case OperationKind::grouped_n: p.groups = A.size(0), p.m = A.size(1), p.k = A.size(2), p.n = B.size(1); break;
     case OperationKind::grouped_m_masked:

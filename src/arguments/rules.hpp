@@ -59,6 +59,9 @@ Status validate_gemm(const GemmArguments& args);
 // --- grouped GEMM (validate_grouped.cpp) ---
 Result<OperationKind> grouped_kind(const GroupedGemmArguments& args);
 Status validate_grouped(const GroupedGemmArguments& args);
+/// a_row_index (M-grouped only): int32 (TotalM,), contiguous, on A's device, host values that a
+/// group reads in [0, A's rows) (validate_row_index.cpp).
+Status validate_a_row_index(const GroupedGemmArguments& args, OperationKind kind);
 /// Offsets (G,) int32, contiguous, on A's device, with host values in order and within `total`.
 Status validate_offsets(const GroupedGemmArguments& args, int64_t groups, int64_t total,
                         std::string_view total_name);

@@ -21,7 +21,8 @@ Status validate_grouped_m_shapes(const GroupedGemmArguments& g) {
   const char* out_dims = is_gated(g.epilogue.activation) ? "(TotalM,N/2)" : "(TotalM,N)";
   const std::string bo = labelled("B", "(G,K,N)", B) + ", " + labelled("out", out_dims, out);
   GEMMOPS_TRY(agree("K", B.size(1), A.size(1), "B", "A", ab));
-  GEMMOPS_TRY(agree("TotalM", out.size(0), A.size(0), "out", "A", ao));
+  // A gathered through a_row_index may have any number of rows: TotalM is out's (and the index's).
+  if (!g.a_row_index) GEMMOPS_TRY(agree("TotalM", out.size(0), A.size(0), "out", "A", ao));
   return validate_out_columns(g.epilogue, out.size(1), B.size(2), bo);
 }
 
@@ -176,11 +177,12 @@ Status validate_grouped(const GroupedGemmArguments& g) {
   }
   GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, grouped_kind(g));
   GEMMOPS_TRY(validate_group_alignment(g, kind));
+  GEMMOPS_TRY(validate_a_row_index(g, kind));
   GEMMOPS_TRY(validate_epilogue_form(g.epilogue, kind));
   switch (kind) {
     case OperationKind::grouped_m:
       GEMMOPS_TRY(validate_grouped_m_shapes(g));
-      GEMMOPS_TRY(validate_offsets(g, g.B.size(0), g.A.size(0), "TotalM"));
+      GEMMOPS_TRY(validate_offsets(g, g.B.size(0), g.out.size(0), "TotalM"));
       GEMMOPS_TRY(validate_aligned_ends(g.offsets, g.group_alignment));
       break;
     case OperationKind::grouped_m_masked:

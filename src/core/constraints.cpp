@@ -137,6 +137,11 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
     return unsupported("group_alignment: this operator serves contiguous groups only (1); got " +
                        std::to_string(g->group_alignment));
   }
+  if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && g->a_row_index && !c.a_row_index) {
+    return unsupported("a_row_index: " + std::string(who) +
+                       " does not gather A's rows; gather them into a copy of A, or pick an operator that serves "
+                       "a_row_index");
+  }
   // A kernel path that has not passed the GPU suite reaches no one by default.
   if (!env::trial_designs()) {
     constexpr const char* kAsk =
@@ -145,6 +150,8 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
       return unsupported("operation: " + std::string(name(kind)) + kAsk);
     if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && g->group_alignment != 1 && c.trial_aligned_groups)
       return unsupported("group_alignment: groups at aligned starts" + std::string(kAsk));
+    if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && g->a_row_index && c.trial_a_row_index)
+      return unsupported("a_row_index: the gathered A" + std::string(kAsk));
   }
   if (A.device.kind != c.device) {
     return unsupported("A: must be on a " + kind_name(c.device) + " device; got " + A.device.to_string());

@@ -98,6 +98,10 @@ void put_arguments(Writer& w, const Arguments& args) {
     put_epilogue(w, gg.epilogue);
     put_scales(w, gg.a_scales);
     put_scales(w, gg.b_scales);
+    if (gg.a_row_index)  // a gathered A is served by fewer operators, and by other kernels
+      put_tensor(w, *gg.a_row_index);
+    else
+      w.put(-1);
   }
 }
 
@@ -122,7 +126,9 @@ Signature signature_of(const Arguments& args, const Target& target) {
 
 bool has_host_offset_values(const Arguments& args) {
   const auto* g = std::get_if<GroupedGemmArguments>(&args);
-  return g != nullptr && !g->offsets.device.is_cuda() && g->offsets.data != nullptr;
+  if (g == nullptr) return false;
+  auto on_host = [](const TensorDesc& t) { return !t.device.is_cuda() && t.data != nullptr; };
+  return on_host(g->offsets) || (g->a_row_index && on_host(*g->a_row_index));
 }
 
 }  // namespace gemmops::detail

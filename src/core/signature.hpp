@@ -41,8 +41,9 @@ struct SignatureHash {
 Signature signature_of(const Arguments& args);
 Signature signature_of(const Arguments& args, const Target& target);
 
-/// Whether rules on data (host offset values) apply: arguments whose offsets carry data on the host
-/// are checked value by value on every call, so their answers are never memoised.
+/// Whether rules on data (host offset or row-index values) apply: arguments whose offsets or
+/// a_row_index carry data on the host are checked value by value on every call, so their answers
+/// are never memoised.
 bool has_host_offset_values(const Arguments& args);
 
 }  // namespace gemmops::detail

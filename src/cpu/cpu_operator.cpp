@@ -14,6 +14,7 @@
 #include "cpu/blocked_gemm.hpp"
 #include "cpu/epilogue.hpp"
 #include "cpu/dequantize.hpp"
+#include "cpu/gather_rows.hpp"
 
 namespace gemmops::cpu {
 namespace {
@@ -252,6 +253,7 @@ OperatorMetadata CpuOperator::make_metadata(OperationKind kind) {
   c.a_b_same_dtype = false;  // e4m3 x e5m2 is allowed; validate() refuses the non-fp8 mixes
   c.device = Device::Kind::cpu;
   c.aligned_groups = true;
+  c.a_row_index = true;  // gathered into a copy of A first (gather_rows.hpp)
   c.epilogue = EpilogueSupport::all();  // grouped_k and grouped_n take none (validate()), so nothing is served there
   c.scalings = ScalingSupport::all();  // fp8 scales: dequantised to fp32 before the GEMM
   md.design.schedule = Schedule::cpu_blocked;
@@ -266,13 +268,17 @@ Result<Artifact> CpuOperator::do_compile(const Arguments&) const {
 
 Status CpuOperator::do_run(const Arguments& args, const Artifact&, Stream, Workspace) const {
   try {
+    // A gathered A: its rows copied in product order into a buffer `gathered` owns.
+    std::optional<GatheredRows> gathered;
+    if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && g->a_row_index) gathered.emplace(gather_a_rows(*g));
+    const Arguments& ungathered = gathered ? gathered->args : args;
     // Scaled fp8 operands: dequantised once into fp32 buffers that `scaled` owns.
     std::optional<DequantizedOperands> scaled;
-    if (has_scales(args)) {
-      GEMMOPS_ASSIGN_OR_RETURN(DequantizedOperands d, dequantize_operands(args, kind_));
+    if (has_scales(ungathered)) {
+      GEMMOPS_ASSIGN_OR_RETURN(DequantizedOperands d, dequantize_operands(ungathered, kind_));
       scaled.emplace(std::move(d));
     }
-    const Arguments& plain = scaled ? scaled->args : args;
+    const Arguments& plain = scaled ? scaled->args : ungathered;
     if (!epilogue_of(plain).empty()) return run_with_epilogue(kind_, plain, env::cpu_threads());
     GEMMOPS_ASSIGN_OR_RETURN(std::vector<GemmTask> tasks, make_tasks(kind_, plain));
     return run_blocked(tasks, env::cpu_threads());

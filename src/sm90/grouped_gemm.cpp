@@ -33,6 +33,10 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   c.kinds.push_back(OperationKind::grouped_m_masked);
   c.aligned_groups = true;  // the scheduler places aligned and masked groups (tile_scheduler.cuh)
   c.trial_aligned_groups = true;  // not yet through the GPU suite (its test's problems never got drawn)
+  // A gathered A (M-grouped; the plan refuses designs whose consumers leave no producer registers,
+  // kernel_config.cpp): never yet run on a GPU.
+  c.a_row_index = true;
+  c.trial_a_row_index = true;
   c.a_dtypes = {ab};
   c.b_dtypes = {ab};
   c.out_dtypes = {out};

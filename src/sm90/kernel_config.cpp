@@ -39,9 +39,10 @@ kernels::sm90::EpilogueOp kernel_op(const EpilogueOps& ops) {
 }
 
 KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major a_major, Major b_major,
-                                bool k_grouped, kernels::sm90::EpilogueOp op) {
+                                bool k_grouped, kernels::sm90::EpilogueOp op, bool gather_a) {
   KernelConfig c;
   c.op = op;
+  c.gather_a = gather_a;
   c.tile_m = d.design.tile_m;
   c.tile_n = d.design.tile_n;
   c.tile_k = d.design.tile_k;
@@ -58,6 +59,24 @@ KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major 
   c.schedule = d.design.schedule == Schedule::pingpong ? kernels::sm90::KernelSchedule::pingpong
                                                        : kernels::sm90::KernelSchedule::cooperative;
   return c;
+}
+
+std::string gather_a_refusal(const KernelConfig& c) {
+  // The copies take the producer warpgroup 72 registers a thread, paid for by the consumers (216
+  // each; grouped_gemm.cuh): two warpgroups of 192 accumulators a thread need their 240 and leave
+  // the producer 24. A 256-row tile's 16 row indices a producer thread spilled even at 72.
+  if (c.wide_accumulators())
+    return "a_row_index: this design's consumers hold " + std::to_string(c.m_atoms() * c.tile_n / 2) +
+           " accumulators a thread at 240 registers, leaving the producer 24: too few to gather A's rows";
+  if (c.tile_m > 128)
+    return "a_row_index: this design's " + std::to_string(c.tile_m) +
+           "-row tiles give each producer thread " + std::to_string(c.tile_m / 16) +
+           " row indices, more than its registers hold to gather A's rows";
+  if (c.group_axis != kernels::sm90::GroupAxis::m) return "a_row_index: sm90 kernels gather A's rows in the M-grouped form only";
+  if (c.a_major != kernels::sm90::AMajor::k)
+    return "a_row_index: sm90 kernels gather rows of a K-major A only (each row's K contiguous, copied 16 bytes at a time)";
+  if (c.split_k) return "a_row_index: sm90 kernels do not split K with a gathered A";
+  return "";
 }
 
 namespace {
@@ -114,6 +133,7 @@ std::string instantiation_text(const KernelConfig& c) {
        (c.schedule == kernels::sm90::KernelSchedule::pingpong ? "KernelSchedule::pingpong" : "KernelSchedule::cooperative");
   if (c.split_k) s += ", .split_k = true";
   s += op_text(c.op, ns);
+  if (c.gather_a) s += ", .gather_a = true";  // (absent otherwise: other kernels keep their text and cache key)
   s += "}>";
   return s;
 }

@@ -150,8 +150,10 @@ Result<KernelProblem> map_problem(const Arguments& args) {
     case OperationKind::grouped_m: {
       const auto& g = std::get<GroupedGemmArguments>(args);
       p.groups = shape.groups;
-      p.rows = p.a->shape[0];
+      p.rows = shape.m;  // out's rows: A's, unless a_row_index gathers them
       p.offsets = static_cast<const int32_t*>(g.offsets.data);
+      p.gather_a = g.a_row_index.has_value();
+      p.a_row_index = g.a_row_index ? static_cast<const int32_t*>(g.a_row_index->data) : nullptr;
       p.zero_tail = g.zero_tail;
       p.group_alignment = g.group_alignment;
       break;
@@ -162,6 +164,9 @@ Result<KernelProblem> map_problem(const Arguments& args) {
   p.out_rows = p.rows;
   if (p.kind == OperationKind::grouped_k) GEMMOPS_TRY(k_grouped_out(*p.out, &p));
   if (p.kind == OperationKind::batched_gemm && p.rows_per_group == 1) GEMMOPS_TRY(single_row_batches(&p));
+  if (p.gather_a && p.a_major != Major::k)
+    return unsupported("a_row_index: sm90 kernels gather rows of a K-major A only (each row's K contiguous, copied "
+                       "16 bytes at a time); got A " + p.a->describe());
   if (p.a_major == Major::mn) GEMMOPS_TRY(m_major_a_starts(p));
   GEMMOPS_TRY(b_strides(*p.b, &p));
   bind_epilogue(epilogue_ops(args), &p);

@@ -104,7 +104,11 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
     return unsupported("B: sm90 kernels need A and B of one dtype; got " + std::string(name(p.a->dtype)) + " and " +
                        std::string(name(p.b->dtype)));
   GEMMOPS_ASSIGN_OR_RETURN(const CUtensorMapDataType type, tma_type(p.a->dtype, "A"));
-  {  // A (rows, K): K-major boxes are (TILE_K, TILE_M); M-major boxes one 64-row M atom (64, TILE_K)
+  if (c.gather_a) {  // A's rows copied through the index (kernels/sm90/gather_a.cuh): no tensor map
+    params.mainloop.a = map_address(*p.a, p);
+    params.mainloop.a_row_stride = p.a_stride;
+    params.mainloop.a_row_index = p.a_row_index;
+  } else {  // A (rows, K): K-major boxes are (TILE_K, TILE_M); M-major boxes one 64-row M atom (64, TILE_K)
     const bool k_major = c.a_major == kernels::sm90::AMajor::k;
     const int64_t inner = map_extent(*p.a, k_major ? p.k : p.rows), outer = map_extent(*p.a, k_major ? p.rows : p.k);
     const uint64_t dims[2] = {at_least_one(inner), at_least_one(outer)};

@@ -24,7 +24,13 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
   }
   // The op is part of the kernel (one artifact per op).
   config_ = make_kernel_config(design, ab, out, problem_.a_major, problem_.b_major,
-                               problem_.kind == OperationKind::grouped_k, kernel_op(ops));
+                               problem_.kind == OperationKind::grouped_k, kernel_op(ops), problem_.gather_a);
+  if (problem_.gather_a) {
+    if (const std::string why = gather_a_refusal(config_); !why.empty()) {
+      status_ = unsupported(why);
+      return;
+    }
+  }
   // Any number of groups: more than the scheduler's shared-memory table holds run as several
   // launches (group_chunks.hpp). With an epilogue op K is never split: the op's kernels have no
   // split-K twin (every unit would start from the bias; docs/kernels.md), and the problems that
@@ -39,6 +45,7 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
   // The plan outlives the arguments it was made from: nothing may point into them.
   problem_.a = problem_.b = problem_.out = nullptr;
   problem_.offsets = nullptr;
+  problem_.a_row_index = nullptr;
   problem_.bias = nullptr;
   problem_.row_scale = nullptr;
 }
@@ -56,7 +63,10 @@ KernelProblem Sm90Plan::bind(const Arguments& args) const {
   p.a = &operand_a(args);
   p.b = &operand_b(args);
   p.out = &operand_out(args);
-  if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) p.offsets = static_cast<const int32_t*>(g->offsets.data);
+  if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) {
+    p.offsets = static_cast<const int32_t*>(g->offsets.data);
+    if (g->a_row_index) p.a_row_index = static_cast<const int32_t*>(g->a_row_index->data);
+  }
   bind_epilogue(epilogue_ops(args), &p);
   return p;
 }

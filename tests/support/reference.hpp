@@ -47,6 +47,19 @@ inline void multiply_into(std::vector<double>& out, int64_t out_row0, const std:
     }
 }
 
+// Rows [r0, r0 + rows) of a gathered A (row r is A[index[r], :]), as doubles, row-major.
+inline std::vector<double> read_gathered_rows(const TensorDesc& a, const TensorDesc& index, int64_t r0, int64_t rows,
+                                              int64_t cols) {
+  std::vector<double> m;
+  m.reserve(static_cast<size_t>(rows * cols));
+  for (int64_t r = r0; r < r0 + rows; ++r) {
+    const auto row = static_cast<int64_t>(read_logical(index, r));
+    const std::vector<double> one = read_matrix(a, row * a.strides[0], 1, cols, a.strides[0], a.strides[1]);
+    m.insert(m.end(), one.begin(), one.end());
+  }
+  return m;
+}
+
 inline int32_t read_offset(const TensorDesc& offsets, int64_t g) {
   return static_cast<int32_t>(read_logical(offsets, g));
 }
@@ -87,19 +100,20 @@ inline Reference reference_result(const Arguments& args) {
     }
     return ref;
   }
-  if (B.rank() == 3) {  // M-grouped
-    const int64_t K = A.size(1), N = B.size(2), align = g.group_alignment;
+  if (B.rank() == 3) {  // M-grouped (A's rows gathered through a_row_index when it is given)
+    const int64_t K = A.size(1), N = B.size(2), align = g.group_alignment, total_m = out.size(0);
     int64_t reach = start;  // how far the offsets reach: the zero tail starts there
     for (int64_t i = 0; i < G; ++i) {
       // Padding rows: never written; a start rounded up past TotalM (an empty group after one that
       // ends near it) stays at TotalM.
-      const int64_t aligned = std::min<int64_t>((start + align - 1) / align * align, A.size(0));
+      const int64_t aligned = std::min<int64_t>((start + align - 1) / align * align, total_m);
       // An empty group may end where the previous one did, before its aligned start.
       const int64_t end = std::max<int64_t>(detail::read_offset(g.offsets, i), aligned);
-      reach = std::max<int64_t>(reach, std::min<int64_t>(detail::read_offset(g.offsets, i), A.size(0)));
+      reach = std::max<int64_t>(reach, std::min<int64_t>(detail::read_offset(g.offsets, i), total_m));
       for (int64_t e = start * N; e < aligned * N; ++e) ref.written[static_cast<size_t>(e)] = 0;
       start = aligned;
-      auto a = read_matrix(A, start * A.strides[0], end - start, K, A.strides[0], A.strides[1]);
+      auto a = g.a_row_index ? detail::read_gathered_rows(A, *g.a_row_index, start, end - start, K)
+                             : read_matrix(A, start * A.strides[0], end - start, K, A.strides[0], A.strides[1]);
       auto b = read_matrix(B, i * B.strides[0], K, N, B.strides[1], B.strides[2]);
       detail::multiply_into(ref.values, start, a, b, end - start, N, K);
       start = end;

@@ -1,0 +1,185 @@
+// tests/gpu/test_sm90_gathered_a.cpp: a gathered A (GroupedGemmArguments::a_row_index) on every sm90
+// operator that serves it (with the trial opt-in), against the float64 reference: random indices
+// with repeats, a permutation, every row the same; ragged groups with empty ones, K not a multiple
+// of 64 (nor of 8), rows past the last offset, B N-major; and the host-side refusal of an index
+// outside A
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gemmops/gemmops.hpp"
+#include "support/device_check.hpp"
+#include "support/scoped_env.hpp"
+#include "support/sm90_operators.hpp"
+
+namespace gemmops::testing {
+namespace {
+
+enum class IndexKind { random_with_repeats, permutation, all_the_same };
+
+/// One gathered problem: A (rows, K), B (G, K, N), out (TotalM, N) poisoned, offsets and index.
+struct GatherProblem {
+  HostTensor A, B, out, offsets, index;
+  int64_t k = 0;
+
+  GroupedGemmArguments arguments() const {
+    GroupedGemmArguments g{A.desc, B.desc, out.desc, DType::fp32, offsets.desc};
+    g.a_row_index = index.desc;
+    return g;
+  }
+};
+
+/// `trailing` rows of out lie past the last group (their index entries -1: never read).
+/// A's rows `a_row_stride` elements apart (0: K).
+GatherProblem make_gather(const OperatorMetadata& m, int64_t rows, int64_t total_m, int64_t n, int64_t k,
+                          int64_t groups, int64_t trailing, IndexKind kind, Major b_major, std::mt19937& rng,
+                          int64_t a_row_stride = 0) {
+  GatherProblem p;
+  const DType ab = m.constraints.a_dtypes.at(0);
+  p.k = k;
+  p.A = HostTensor::strided(ab, {rows, k}, {a_row_stride > 0 ? a_row_stride : k, 1});
+  p.B = make_operand(ab, {groups, k, n}, b_major, false, false);
+  fill_random(p.A, rng);
+  fill_random(p.B, rng);
+  p.out = HostTensor::contiguous(m.constraints.out_dtypes.at(0), {total_m, n});
+  p.out.poison();
+  const std::vector<int32_t> ends = random_group_ends(rng, groups, total_m - trailing, true);
+  p.offsets = HostTensor::contiguous(DType::i32, {groups});
+  for (int64_t g = 0; g < groups; ++g) p.offsets.set(g, ends[static_cast<size_t>(g)]);
+  p.index = HostTensor::contiguous(DType::i32, {total_m});
+  std::vector<int32_t> idx(static_cast<size_t>(total_m));
+  std::uniform_int_distribution<int32_t> any_row(0, static_cast<int32_t>(rows - 1));
+  switch (kind) {
+    case IndexKind::random_with_repeats:
+      for (int32_t& v : idx) v = any_row(rng);
+      break;
+    case IndexKind::permutation:  // rows == total_m
+      std::iota(idx.begin(), idx.end(), 0);
+      std::shuffle(idx.begin(), idx.end(), rng);
+      break;
+    case IndexKind::all_the_same:
+      std::fill(idx.begin(), idx.end(), any_row(rng));
+      break;
+  }
+  for (int64_t r = total_m - trailing; r < total_m; ++r) idx[static_cast<size_t>(r)] = -1;
+  for (int64_t r = 0; r < total_m; ++r) p.index.set(r, idx[static_cast<size_t>(r)]);
+  return p;
+}
+
+Result<DeviceBuffer> upload(const HostTensor& t) {
+  GEMMOPS_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::allocate(t.storage.size()));
+  GEMMOPS_TRY(b.copy_from_host(t.storage.data(), t.storage.size()));
+  return b;
+}
+
+TensorDesc on(const HostTensor& t, const DeviceBuffer& b) {
+  TensorDesc d = t.desc;
+  d.device = Device::cuda(0);
+  d.data = b.data();
+  return d;
+}
+
+void expect_matches_reference(const Operator& op, const GatherProblem& p) {
+  auto A = upload(p.A), B = upload(p.B), out = upload(p.out), offsets = upload(p.offsets), index = upload(p.index);
+  ASSERT_TRUE(A && B && out && offsets && index);
+  GroupedGemmArguments g{on(p.A, *A), on(p.B, *B), on(p.out, *out), DType::fp32, on(p.offsets, *offsets)};
+  g.a_row_index = on(p.index, *index);
+  const Status supported = op.supports(g);
+  ASSERT_TRUE(supported) << supported.to_string();
+  ASSERT_EQ(op.workspace_size(g), 0u);
+  const Status ran = op.run(g);
+  ASSERT_TRUE(ran) << ran.to_string();
+  ASSERT_TRUE(synchronize());
+  HostTensor result = p.out;
+  ASSERT_TRUE(out->copy_to_host(result.storage.data(), result.storage.size()));
+  const Comparison c =
+      compare(result, reference_result(p.arguments()), default_tolerance(p.out.desc.dtype, p.k));
+  EXPECT_TRUE(c.ok()) << c.describe();
+}
+
+std::vector<OperatorPtr> gathering_operators() {
+  ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+  std::vector<OperatorPtr> ops;
+  const Device cuda = Device::cuda(0);
+  for (const OperatorPtr& op : sm90_operators_per_path()) {
+    GroupedGemmArguments g{TensorDesc::contiguous(op->metadata().constraints.a_dtypes[0], {8, 64}, cuda),
+                           TensorDesc::contiguous(op->metadata().constraints.a_dtypes[0], {2, 64, 64}, cuda),
+                           TensorDesc::contiguous(op->metadata().constraints.out_dtypes[0], {16, 64}, cuda),
+                           DType::fp32, TensorDesc::contiguous(DType::i32, {2}, cuda)};
+    g.a_row_index = TensorDesc::contiguous(DType::i32, {16}, cuda);
+    if (op->supports(g)) ops.push_back(op);
+  }
+  return ops;
+}
+
+class Sm90GatheredATest : public ::testing::TestWithParam<OperatorPtr> {
+ protected:
+  ScopedEnv trial_{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+};
+
+TEST_P(Sm90GatheredATest, matches_the_reference_for_random_permuted_and_constant_indices) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  const OperatorMetadata& m = GetParam()->metadata();
+  const int64_t unit = m.design.tile_m * m.design.cluster_m, tn = m.design.tile_n;
+  std::mt19937 rng(41);
+  for (IndexKind kind : {IndexKind::random_with_repeats, IndexKind::permutation, IndexKind::all_the_same}) {
+    const int64_t total_m = 4 * unit + 37;
+    const int64_t rows = kind == IndexKind::permutation ? total_m : 3 * unit + 5;
+    const int64_t trailing = kind == IndexKind::permutation ? 0 : 19;
+    SCOPED_TRACE("index kind " + std::to_string(static_cast<int>(kind)));
+    expect_matches_reference(*GetParam(),
+                             make_gather(m, rows, total_m, 2 * tn + 8, 64 * (m.design.stages + 2), 6, trailing, kind,
+                                         Major::k, rng));
+  }
+}
+
+TEST_P(Sm90GatheredATest, zero_fills_k_tails_and_serves_ragged_groups_past_the_last_offset) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  const OperatorMetadata& m = GetParam()->metadata();
+  const int64_t unit = m.design.tile_m * m.design.cluster_m, tn = m.design.tile_n;
+  std::mt19937 rng(42);
+  // K of 200 (a last k-block of 8 of its 64), 72, and 36: half a 16-byte chunk, with A's rows 40
+  // elements apart (16-byte strides) and B N-major (a K-major B of K 36 has no 16-byte strides).
+  for (int64_t k : {200, 72, 36}) {
+    for (Major b_major : {Major::k, Major::mn}) {
+      if (k % 8 != 0 && b_major == Major::k) continue;
+      SCOPED_TRACE("K " + std::to_string(k) + (b_major == Major::mn ? ", B N-major" : ""));
+      expect_matches_reference(*GetParam(), make_gather(m, unit + 3, 5 * unit + 40, tn + 72, k, 7, 2 * unit + 13,
+                                                        IndexKind::random_with_repeats, b_major, rng,
+                                                        k % 8 != 0 ? 40 : 0));
+    }
+  }
+}
+
+TEST_P(Sm90GatheredATest, every_group_empty_leaves_out_untouched) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  const OperatorMetadata& m = GetParam()->metadata();
+  std::mt19937 rng(43);
+  const int64_t total_m = 2 * m.design.tile_m + 7;
+  expect_matches_reference(*GetParam(), make_gather(m, 9, total_m, m.design.tile_n, 128, 4, total_m,
+                                                    IndexKind::random_with_repeats, Major::k, rng));
+}
+
+std::string operator_name(const ::testing::TestParamInfo<OperatorPtr>& info) { return info.param->name(); }
+
+INSTANTIATE_TEST_SUITE_P(Sm90, Sm90GatheredATest, ::testing::ValuesIn(gathering_operators()), operator_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Sm90GatheredATest);
+
+TEST(Sm90GatheredA, an_index_outside_a_is_refused_on_the_host) {
+  std::mt19937 rng(44);
+  const OperatorPtr op = sm90_operators_per_path().front();
+  GatherProblem p = make_gather(op->metadata(), 10, 64, 64, 64, 2, 0, IndexKind::random_with_repeats, Major::k, rng);
+  p.index.set(5, 10);
+  const Status s = validate(p.arguments());
+  EXPECT_EQ(s.code(), ErrorCode::invalid_argument) << s.to_string();
+  EXPECT_NE(s.message().find("a_row_index: values must be rows of A, in [0, 10); got a_row_index[5] = 10"),
+            std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace gemmops::testing
