@@ -19,6 +19,7 @@ struct OperandData {
   const void* offsets = nullptr;  ///< grouped forms only
   const void* bias = nullptr;
   const void* row_scale = nullptr;
+  const void* a_row_index = nullptr;  ///< M-grouped with a gathered A only
 };
 
 /// An operator and its compiled artifact for one layout of arguments: their dtypes, shapes, strides,

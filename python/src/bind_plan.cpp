@@ -79,7 +79,16 @@ void bind_plan(nb::module_& m) {
              check_same_epilogue(epilogue_of(layout), e);
              OperandData d{operand_a(a.args).data, operand_b(a.args).data, operand_out(a.args).data, nullptr,
                            data_of(e.bias), data_of(e.row_scale)};
-             if (const auto* g = std::get_if<GroupedGemmArguments>(&a.args)) d.offsets = g->offsets.data;
+             if (const auto* g = std::get_if<GroupedGemmArguments>(&a.args)) {
+               d.offsets = g->offsets.data;
+               const auto& planned = std::get<GroupedGemmArguments>(layout).a_row_index;
+               if (planned.has_value() != g->a_row_index.has_value())
+                 throw nb::value_error("a_row_index: must be given exactly when the plan's arguments gave it");
+               if (g->a_row_index) {
+                 check_same_layout(*planned, *g->a_row_index, "a_row_index");
+                 d.a_row_index = g->a_row_index->data;
+               }
+             }
              Status status;
              {
                nb::gil_scoped_release release;
@@ -91,10 +100,12 @@ void bind_plan(nb::module_& m) {
            "Runs on args (tensors of the plan's layout); stream and workspace as raw addresses")
       .def("_run_unchecked",
            [](const PyPlan& p, uintptr_t a, uintptr_t b, uintptr_t out, uintptr_t offsets, uintptr_t stream,
-              uintptr_t workspace, std::size_t workspace_bytes, uintptr_t bias, uintptr_t row_scale) {
+              uintptr_t workspace, std::size_t workspace_bytes, uintptr_t bias, uintptr_t row_scale,
+              uintptr_t a_row_index) {
              const OperandData d{reinterpret_cast<const void*>(a),       reinterpret_cast<const void*>(b),
                                  reinterpret_cast<void*>(out),           reinterpret_cast<const void*>(offsets),
-                                 reinterpret_cast<const void*>(bias), reinterpret_cast<const void*>(row_scale)};
+                                 reinterpret_cast<const void*>(bias),    reinterpret_cast<const void*>(row_scale),
+                                 reinterpret_cast<const void*>(a_row_index)};
              Status status;
              {
                nb::gil_scoped_release release;
@@ -104,7 +115,7 @@ void bind_plan(nb::module_& m) {
            },
            nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("offsets") = 0, nb::arg("stream") = 0,
            nb::arg("workspace") = 0, nb::arg("workspace_bytes") = 0, nb::arg("bias") = 0, nb::arg("row_scale") = 0,
-           "For callers that made the tensors themselves (gemmops.torch): data addresses of tensors of the "
+           nb::arg("a_row_index") = 0, "For callers that made the tensors themselves (gemmops.torch): data addresses of tensors of the "
            "plan's layout, unchecked. Use run() otherwise.")
       .def("__repr__", [](const PyPlan& p) { return "Plan(" + p.plan.op()->name() + ")"; });
 

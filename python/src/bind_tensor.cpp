@@ -41,6 +41,7 @@ const char* name_of(Operand operand) {
     case Operand::pair_rows: return "pair_rows";
     case Operand::scores: return "scores";
     case Operand::row_limit: return "row_limit";
+    case Operand::a_row_index: return "a_row_index";
   }
   return "?";
 }
@@ -78,7 +79,8 @@ std::string dtype_name(nb::handle obj, const ReadOnlyArray* array) {
     case Operand::q: rule = "dtype must be e4m3"; break;
     case Operand::rows: rule = "must be bf16, fp16 or fp32"; break;
     case Operand::pair_rows:
-    case Operand::row_limit: rule = "must be int32"; break;
+    case Operand::row_limit:
+    case Operand::a_row_index: rule = "must be int32"; break;
     case Operand::scores: rule = "must be fp32"; break;
   }
   throw_status(invalid_argument(message(name_of(operand), rule + "; got " + seen)));

@@ -37,8 +37,8 @@ T unwrap(Result<T> result) {
 /// (read-only arrays are fine), out and a workspace are written (they must be writable).
 /// The fp8 additions: `scales` (an OperandScales tensor, read), `x` (read) and `q` (written) of
 /// quantize_fp8, and `scales_out` (the scales quantize_fp8 writes, named "scales"). gather_reduce's
-/// inputs: `rows`, `pair_rows`, `scores`, `row_limit` (read).
-enum class Operand { A, B, out, offsets, workspace, bias, row_scale, scales, x, q, scales_out, rows, pair_rows, scores, row_limit };
+/// inputs: `rows`, `pair_rows`, `scores`, `row_limit` (read). `a_row_index`: a gathered A's rows (read).
+enum class Operand { A, B, out, offsets, workspace, bias, row_scale, scales, x, q, scales_out, rows, pair_rows, scores, row_limit, a_row_index };
 /// DLPack/buffer objects (numpy, torch, cupy, jax), torch meta tensors and FakeTensors (fake) and
 /// gemmops.TensorSpec (fake). The operand's name starts every error message. A tensor of a dtype
 /// gemmops has no name for, or a read-only out, raises ValueError with the rule (as a failed rule
@@ -63,6 +63,7 @@ struct PyArguments {
   nb::object A, B, out, offsets;
   nb::object epilogue;  ///< the PyEpilogueOps given, if any (keeps its tensors alive)
   nb::object a_scales, b_scales;  ///< the gemmops.OperandScales objects (None without)
+  nb::object a_row_index;         ///< the gathered A's index tensor (None without)
 };
 struct PyGemmArguments : PyArguments {};
 struct PyGroupedGemmArguments : PyArguments {};

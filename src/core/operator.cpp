@@ -28,7 +28,10 @@ Status refuse_fakes(const Arguments& args) {
   GEMMOPS_TRY(refuse_fake(operand_a(args), "A"));
   GEMMOPS_TRY(refuse_fake(operand_b(args), "B"));
   GEMMOPS_TRY(refuse_fake(operand_out(args), "out"));
-  if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) GEMMOPS_TRY(refuse_fake(g->offsets, "offsets"));
+  if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) {
+    GEMMOPS_TRY(refuse_fake(g->offsets, "offsets"));
+    if (g->a_row_index) GEMMOPS_TRY(refuse_fake(*g->a_row_index, "a_row_index"));
+  }
   const EpilogueOps& e = epilogue_of(args);
   if (e.bias) GEMMOPS_TRY(refuse_fake(*e.bias, "epilogue.bias"));
   if (e.row_scale) GEMMOPS_TRY(refuse_fake(*e.row_scale, "epilogue.row_scale"));

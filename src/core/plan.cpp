@@ -39,7 +39,10 @@ Status Plan::run(const OperandData& data, Stream stream, Workspace workspace) co
         if (a.epilogue.row_scale) a.epilogue.row_scale->data = const_cast<void*>(data.row_scale);
       },
       args);
-  if (auto* g = std::get_if<GroupedGemmArguments>(&args)) g->offsets.data = const_cast<void*>(data.offsets);
+  if (auto* g = std::get_if<GroupedGemmArguments>(&args)) {
+    g->offsets.data = const_cast<void*>(data.offsets);
+    if (g->a_row_index) g->a_row_index->data = const_cast<void*>(data.a_row_index);
+  }
   return op_->run(args, artifact_, stream, workspace);
 }
 

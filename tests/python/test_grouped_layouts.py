@@ -58,3 +58,29 @@ def test_a_group_alignment_that_is_no_power_of_two_is_refused():
     with pytest.raises(ValueError, match="group_alignment: must be a power of two"):
         ops.GroupedGemmArguments(A, B, out, accumulator_type="float32", offsets=np.array([4, 8], np.int32),
                                  group_alignment=6)
+
+
+def test_a_gathered_a_reads_its_rows_through_the_index():
+    rng = np.random.default_rng(2)
+    K, N, rows = 5, 3, 7
+    ends = np.array([4, 4, 10], dtype=np.int32)
+    A = rng.standard_normal((rows, K), dtype=np.float32)
+    index = rng.integers(0, rows, 12).astype(np.int32)  # rows 10 and 11: past the last group, not read
+    index[10:] = 1000
+    B = rng.standard_normal((3, K, N), dtype=np.float32)
+    out = np.full((12, N), np.nan, dtype=np.float32)
+    args = ops.GroupedGemmArguments(A, B, out, accumulator_type="float32", offsets=ends, zero_tail=True,
+                                    a_row_index=index)
+    run(args)
+    for g, (start, end) in enumerate([(0, 4), (4, 4), (4, 10)]):
+        np.testing.assert_allclose(out[start:end], A[index[start:end]] @ B[g], rtol=1e-5, atol=1e-5)
+    assert (out[10:] == 0).all()
+
+
+def test_a_row_index_out_of_range_is_refused_naming_the_operand():
+    A = np.zeros((4, 3), np.float32)
+    B = np.zeros((1, 3, 2), np.float32)
+    out = np.zeros((2, 2), np.float32)
+    with pytest.raises(ValueError, match="a_row_index"):
+        ops.GroupedGemmArguments(A, B, out, accumulator_type="float32", offsets=np.array([2], np.int32),
+                                 a_row_index=np.array([0, 4], np.int32))

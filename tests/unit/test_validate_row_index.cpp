@@ -98,6 +98,33 @@ TEST(ValidateRowIndex, the_cpu_operator_serves_it_and_matches_the_reference) {
   EXPECT_TRUE(c.ok()) << c.describe();
 }
 
+TEST(ValidateRowIndex, a_plan_runs_with_each_calls_index_and_refuses_a_call_without_one) {
+  const int64_t rows = 5, n = 16, k = 16;
+  Gathered g(rows, {3, 6}, {4, 4, 0, 2, 1, 3}, n, k);
+  std::mt19937 rng(8);
+  testing::HostTensor a = testing::HostTensor::contiguous(DType::bf16, {rows, k});
+  testing::HostTensor b = testing::HostTensor::contiguous(DType::bf16, {2, k, n});
+  testing::HostTensor out = testing::HostTensor::contiguous(DType::fp32, {6, n});
+  testing::fill_random(a, rng);
+  testing::fill_random(b, rng);
+  g.args.A = a.desc;
+  g.args.B = b.desc;
+  g.args.out = out.desc;
+  Result<Plan> plan = make_plan(g.args, Target::cpu());
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  std::vector<int32_t> other = {1, 1, 1, 0, 0, 0};  // a later call's index, same layout
+  OperandData d{a.desc.data, b.desc.data, out.desc.data, g.offsets.data(), nullptr, nullptr, other.data()};
+  out.poison();
+  ASSERT_TRUE(plan->run(d));
+  g.args.a_row_index->data = other.data();
+  const testing::Comparison c = testing::compare(out, testing::reference_result(g.args), testing::default_tolerance(DType::fp32, k));
+  EXPECT_TRUE(c.ok()) << c.describe();
+  d.a_row_index = nullptr;  // the layout gathers: a call without the index is refused, not run ungathered
+  const Status s = plan->run(d);
+  EXPECT_EQ(s.code(), ErrorCode::invalid_argument);
+  EXPECT_EQ(s.message(), "a_row_index: run needs data; got a fake tensor (no data pointer)");
+}
+
 TEST(RowIndexSupport, operators_that_do_not_gather_refuse_it_and_sm90_asks_for_the_trial_opt_in) {
   auto g = testing::make_grouped_m(4, 512, 256, 128, DType::bf16, Device::cuda(0));
   g.A = TensorDesc::contiguous(DType::bf16, {300, 128}, Device::cuda(0));
