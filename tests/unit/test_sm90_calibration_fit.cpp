@@ -40,7 +40,7 @@ std::string sweep_of(const std::vector<Sm90Design>& truth, double noise = 1.0) {
     auto kp = map_problem(rows->front().args);
     EXPECT_TRUE(kp) << kp.status().to_string();
     for (const Sm90Design& d : truth) {
-      const double us = estimate_time_us(*kp, d) * (line++ % 2 ? noise : 1.0 / noise);
+      const double us = estimate_time_us(*kp, d, kH200) * (line++ % 2 ? noise : 1.0 / noise);
       csv << s.form << ",m,\"a, b\",uniform," << s.G << "," << s.M << "," << s.N << "," << s.K
           << ",sm90a_grouped_gemm_bf16_f32acc_" << d.design.to_string() << ",0," << us << "\n";
     }
@@ -66,9 +66,9 @@ TEST(Sm90CalibrationFit, recovers_the_calibration_that_made_the_times) {
     guess.calibration.mainloop_efficiency *= 0.7;
     guess.calibration.tile_overhead_us += 1.0;
     guess.calibration.k_grouped_time_scale = 1.3;
-    EXPECT_GT(log_error(guess, rows), 0.05) << guess.design.to_string();
-    guess.calibration = fit_calibration(guess, rows);
-    EXPECT_LT(log_error(guess, rows), 0.01) << guess.design.to_string();
+    EXPECT_GT(log_error(guess, rows, kH200), 0.05) << guess.design.to_string();
+    guess.calibration = fit_calibration(guess, rows, kH200);
+    EXPECT_LT(log_error(guess, rows, kH200), 0.01) << guess.design.to_string();
   }
 }
 
@@ -77,18 +77,18 @@ TEST(Sm90CalibrationFit, pick_loss_is_one_when_estimates_are_the_times) {
   const std::vector<SweepRow> rows = read(sweep_of(truth));
   std::vector<Sm90Design> timed = truth;
   for (Sm90Design& d : timed) d.trial = false;
-  EXPECT_DOUBLE_EQ(pick_loss(timed, rows), 1.0);
+  EXPECT_DOUBLE_EQ(pick_loss(timed, rows, kH200), 1.0);
   // A design made to look far better than it runs is picked where it is slow: a loss above 1.
   timed[0].calibration.mainloop_efficiency = 5.0;
   timed[0].calibration.bandwidth_efficiency = 5.0;
-  EXPECT_GT(pick_loss(timed, rows), 1.0);
+  EXPECT_GT(pick_loss(timed, rows, kH200), 1.0);
 }
 
 TEST(Sm90CalibrationFit, a_design_without_rows_keeps_its_calibration) {
   const Sm90Design d = table().front();
-  const Calibration c = fit_calibration(d, {});
+  const Calibration c = fit_calibration(d, {}, kH200);
   EXPECT_EQ(c.mainloop_efficiency, d.calibration.mainloop_efficiency);
-  EXPECT_EQ(log_error(d, {}), 0.0);
+  EXPECT_EQ(log_error(d, {}, kH200), 0.0);
 }
 
 TEST(Sm90CalibrationFit, forward_rows_alone_keep_the_k_grouped_scale) {
@@ -98,7 +98,7 @@ TEST(Sm90CalibrationFit, forward_rows_alone_keep_the_k_grouped_scale) {
   ASSERT_FALSE(forward.empty());
   Sm90Design d = table().front();
   d.calibration.k_grouped_time_scale = 1.23;
-  EXPECT_EQ(fit_calibration(d, forward).k_grouped_time_scale, 1.23);
+  EXPECT_EQ(fit_calibration(d, forward, kH200).k_grouped_time_scale, 1.23);
   EXPECT_EQ(rows_timing(d, forward), static_cast<int>(forward.size()));
 }
 
