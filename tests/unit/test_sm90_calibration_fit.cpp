@@ -11,6 +11,7 @@
 #include "sm90/calibration_fit.hpp"
 #include "sm90/designs.hpp"
 #include "sm90/heuristics.hpp"
+#include "sm90/machine_models.hpp"
 #include "sweep_csv.hpp"
 
 namespace gemmops::sm90 {
@@ -100,6 +101,56 @@ TEST(Sm90CalibrationFit, forward_rows_alone_keep_the_k_grouped_scale) {
   d.calibration.k_grouped_time_scale = 1.23;
   EXPECT_EQ(fit_calibration(d, forward, kH200).k_grouped_time_scale, 1.23);
   EXPECT_EQ(rows_timing(d, forward), static_cast<int>(forward.size()));
+}
+
+std::vector<Sm90Design> timed_table() {
+  std::vector<Sm90Design> t = table();
+  for (Sm90Design& d : t) d.trial = false;
+  return t;
+}
+
+TEST(Sm90HeldOutCheck, refuses_a_fit_that_cannot_gain) {
+  // The times are the current table's estimates: every pick is already the fastest on both halves.
+  const std::vector<Sm90Design> current = timed_table();
+  const std::vector<SweepRow> rows = read(sweep_of(current));
+  const HeldOutCheck check = held_out_check(current, rows, kH200);
+  EXPECT_DOUBLE_EQ(check.before[0], 1.0);
+  EXPECT_DOUBLE_EQ(check.before[1], 1.0);
+  EXPECT_FALSE(check.gains());
+}
+
+TEST(Sm90HeldOutCheck, takes_a_fit_that_gains_on_both_halves) {
+  // The part runs every other design's main loop at 60% of what the table says: the table picks
+  // them where they are slow, on both halves; a fit on either half recovers them for the other.
+  const std::vector<Sm90Design> current = timed_table();
+  std::vector<Sm90Design> truth = current;
+  for (size_t i = 0; i < truth.size(); i += 2) truth[i].calibration.mainloop_efficiency *= 0.6;
+  const std::vector<SweepRow> rows = read(sweep_of(truth));
+  const HeldOutCheck check = held_out_check(current, rows, kH200);
+  EXPECT_GT(check.before[0], 1.0);
+  EXPECT_GT(check.before[1], 1.0);
+  EXPECT_TRUE(check.gains()) << check.before[0] << " -> " << check.after[0] << ", " << check.before[1] << " -> "
+                             << check.after[1];
+}
+
+TEST(Sm90CalibrationFit, fits_on_the_model_of_the_part_swept) {
+  // Times made on the h100_sxm model: its estimates match them exactly, the h200 model's do not
+  // (its memory is faster).
+  const MachineModel h100 = *machine_model_named("h100_sxm");
+  std::vector<Sm90Design> designs = timed_table();
+  std::ostringstream csv;
+  csv << "form,model,scenario,dist,G,TotalM,N,K,operator,rank,us\n";
+  for (const Shape& s : kShapes) {
+    std::istringstream one("form,model,scenario,dist,G,TotalM,N,K,operator,rank,us\n" + std::string(s.form) + ",m,s,u," +
+                           std::to_string(s.G) + "," + std::to_string(s.M) + "," + std::to_string(s.N) + "," +
+                           std::to_string(s.K) + ",sm90a_grouped_gemm_bf16_f32acc_x,0,1\n");
+    const auto kp = map_problem(fit::read_sweep(one)->front().args);
+    csv << s.form << ",m,s,u," << s.G << "," << s.M << "," << s.N << "," << s.K << ",sm90a_grouped_gemm_bf16_f32acc_"
+        << designs[0].design.to_string() << ",0," << estimate_time_us(*kp, designs[0], h100) << "\n";
+  }
+  const std::vector<SweepRow> rows = read(csv.str());
+  EXPECT_LT(log_error(designs[0], rows, h100), 1e-4);  // the CSV keeps six digits
+  EXPECT_GT(log_error(designs[0], rows, kH200), 0.05);
 }
 
 TEST(SweepCsv, reads_quoted_fields_and_groups_lines_into_rows) {
