@@ -56,7 +56,7 @@ void print_line(const MachineModel& m, const Sm90Design& d, const Calibration& c
 int main(int argc, char** argv) {
   Options o;
   if (argc < 2 || std::string(argv[1]) == "--help" || !parse(argc, argv, &o)) {
-    std::fprintf(stderr, "usage: gemmops_fit_calibration SWEEP.csv [--model %s] [--only DESIGN]\n",
+    std::fprintf(stderr, "usage: gemmops_fit_calibration SWEEP.csv [--model NAME] [--only DESIGN]   (NAME: %s; default h200)\n",
                  gemmops::sm90::machine_model_names().c_str());
     return argc >= 2 && std::string(argv[1]) == "--help" ? 0 : 2;
   }
