@@ -17,12 +17,16 @@ struct Target {
   Kind kind = Kind::cpu;
   int cc = 0;                   ///< compute capability as major*10+minor, e.g. 90
   bool arch_specific = false;   ///< the 'a' suffix
+  /// The machine model the estimates assume where no device is at hand ("h100_sxm" in "90a:h100_sxm");
+  /// empty: GEMMOPS_MACHINE_MODEL, else the default. A present device's own model always wins.
+  std::string machine;
 
   static Target cpu() { return {}; }
   static Target sm(int cc, bool arch_specific = false) { return {Kind::cuda, cc, arch_specific}; }
-  /// Parses "cpu", "90a", "sm_90a", "sm90a", "90", "80", "100a", ...
+  /// Parses "cpu", "90a", "sm_90a", "sm90a", "90", "80", "100a", ..., each CUDA one optionally with
+  /// ":<machine model>" ("90a:h100_sxm"; the sm90 operators say which names they know).
   static Result<Target> parse(std::string_view text);
-  /// "cpu", "90a", "80".
+  /// "cpu", "90a", "80", "90a:h100_sxm".
   std::string to_string() const;
   bool is_cpu() const { return kind == Kind::cpu; }
 

@@ -25,6 +25,7 @@ bool flag(const char* name) {
 }  // namespace
 
 std::optional<std::string> target() { return get("GEMMOPS_TARGET"); }
+std::optional<std::string> machine_model() { return get("GEMMOPS_MACHINE_MODEL"); }
 
 std::string cache_dir() {
   if (auto d = get("GEMMOPS_CACHE_DIR")) return *d;

@@ -9,6 +9,8 @@ namespace gemmops::env {
 
 /// GEMMOPS_TARGET: the target to assume when no CUDA device is present ("90a"), for discovery/compile.
 std::optional<std::string> target();
+/// GEMMOPS_MACHINE_MODEL: the machine model the estimates assume when no device is present ("h100_sxm").
+std::optional<std::string> machine_model();
 /// GEMMOPS_CACHE_DIR, else $XDG_CACHE_HOME/gemmops, else $HOME/.cache/gemmops, else /tmp/gemmops-cache.
 std::string cache_dir();
 /// GEMMOPS_NO_JIT=1: a kernel-cache miss is an error instead of a compile.

@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <optional>
+#include <string_view>
 #include <variant>
+
+#include "core/machine_choice.hpp"
 
 namespace gemmops::detail {
 namespace {
@@ -105,6 +109,15 @@ void put_arguments(Writer& w, const Arguments& args) {
   }
 }
 
+// The machine model asked for by name, as one word (0: none): estimates depend on it where no device
+// is present, so answers for two choices are never mixed.
+int64_t machine_word(const Target* target) {
+  const auto choice = explicit_machine(target);
+  if (!choice) return 0;
+  const std::size_t h = std::hash<std::string_view>{}(choice->name);
+  return static_cast<int64_t>(h | 1);
+}
+
 }  // namespace
 
 Signature signature_of(const Arguments& args) {
@@ -120,6 +133,16 @@ Signature signature_of(const Arguments& args, const Target& target) {
   Writer w(s);
   put_arguments(w, args);
   w.put(static_cast<int64_t>(target.kind) * 1024 + target.cc * 2 + (target.arch_specific ? 1 : 0));
+  w.put(machine_word(&target));
+  finish(s, w.overflow());
+  return s;
+}
+
+Signature signature_with(const Arguments& args, std::uint64_t extra) {
+  Signature s;
+  Writer w(s);
+  put_arguments(w, args);
+  w.put(static_cast<int64_t>(extra));
   finish(s, w.overflow());
   return s;
 }

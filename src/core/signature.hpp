@@ -37,9 +37,12 @@ struct SignatureHash {
   std::size_t operator()(const Signature& s) const { return s.hash; }
 };
 
-/// The signature of `args`, and of `args` on `target` (for answers that depend on the target too).
+/// The signature of `args`, and of `args` on `target` (for answers that depend on the target too:
+/// its machine model, or GEMMOPS_MACHINE_MODEL when it names none, is part of it).
 Signature signature_of(const Arguments& args);
 Signature signature_of(const Arguments& args, const Target& target);
+/// The signature of `args` with one more word (a provider's own key, e.g. its machine model's fingerprint).
+Signature signature_with(const Arguments& args, std::uint64_t extra);
 
 /// Whether rules on data (host offset or row-index values) apply: arguments whose offsets or
 /// a_row_index carry data on the host are checked value by value on every call, so their answers

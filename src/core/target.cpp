@@ -10,7 +10,8 @@ namespace gemmops {
 namespace {
 
 Status bad_target(std::string_view text) {
-  return invalid_argument("target: must be \"cpu\" or a compute capability like \"90a\", \"90\" or \"80\"; got \"" +
+  return invalid_argument("target: must be \"cpu\" or a compute capability like \"90a\", \"90\" or \"80\", "
+                          "optionally with a machine model (\"90a:h100_sxm\"); got \"" +
                           std::string(text) + "\"");
 }
 
@@ -21,11 +22,25 @@ std::string lower(std::string_view text) {
   return s;
 }
 
+// A machine model's name: letters, digits and underscores (which names exist is the provider's to say).
+bool machine_name(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
 }  // namespace
 
 Result<Target> Target::parse(std::string_view text) {
   std::string s = lower(text);
   if (s == "cpu") return Target::cpu();
+  std::string machine;
+  if (const size_t colon = s.find(':'); colon != std::string::npos) {
+    machine = s.substr(colon + 1);
+    s.resize(colon);
+    if (!machine_name(machine)) return bad_target(text);
+  }
   std::string_view v = s;
   if (v.substr(0, 3) == "sm_") {
     v.remove_prefix(3);
@@ -44,12 +59,14 @@ Result<Target> Target::parse(std::string_view text) {
     if (c < '0' || c > '9') return bad_target(text);
     cc = cc * 10 + (c - '0');
   }
-  return Target::sm(cc, arch_specific);
+  Target t = Target::sm(cc, arch_specific);
+  t.machine = std::move(machine);
+  return t;
 }
 
 std::string Target::to_string() const {
   if (is_cpu()) return "cpu";
-  return std::to_string(cc) + (arch_specific ? "a" : "");
+  return std::to_string(cc) + (arch_specific ? "a" : "") + (machine.empty() ? "" : ":" + machine);
 }
 
 bool Target::can_run(const Target& op_target) const {

@@ -34,6 +34,10 @@ Result<DeviceFacts> query(int ordinal) {
   f.smem_per_block_optin = static_cast<std::size_t>(smem);
   GEMMOPS_ASSIGN_OR_RETURN(int l2, attribute(*api, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device));
   f.l2_bytes = static_cast<std::size_t>(l2);
+  // What the sm90 machine model is chosen by (src/sm90/machine_models.cpp).
+  GEMMOPS_ASSIGN_OR_RETURN(f.clock_khz, attribute(*api, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device));
+  GEMMOPS_ASSIGN_OR_RETURN(f.memory_clock_khz, attribute(*api, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, device));
+  GEMMOPS_ASSIGN_OR_RETURN(f.memory_bus_bits, attribute(*api, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, device));
   char name[256] = {};
   GEMMOPS_CU(*api, cuDeviceGetName, name, static_cast<int>(sizeof(name)) - 1, device);
   f.name = name;

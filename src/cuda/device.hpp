@@ -17,7 +17,10 @@ struct DeviceFacts {
   int sm_count = 0;                      ///< multiprocessors
   std::size_t smem_per_block_optin = 0;  ///< dynamic smem a block may opt into (227 KiB on H100)
   std::size_t l2_bytes = 0;
-  std::string name;                      ///< "NVIDIA H200"
+  int clock_khz = 0;                     ///< the SMs' boost clock (CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
+  int memory_clock_khz = 0;              ///< peak memory clock (x 2 x bus bytes: the datasheet's bandwidth)
+  int memory_bus_bits = 0;               ///< global memory bus width
+  std::string name;                      ///< "NVIDIA H200": the machine model is chosen by it among the rest
 };
 
 /// The facts of device `ordinal`, queried on first use and cached per ordinal (thread-safe).

@@ -31,29 +31,29 @@ std::vector<Sample> samples_of(const Sm90Design& design, const std::vector<Sweep
   return out;
 }
 
-double log_ratio(const KernelProblem& p, const Sm90Design& d, double measured_us) {
-  const double est = estimate_time_us(p, d);
+double log_ratio(const KernelProblem& p, const Sm90Design& d, const MachineModel& m, double measured_us) {
+  const double est = estimate_time_us(p, d, m);
   return est > 0 ? std::log(est / measured_us) : 0.0;
 }
 
 // The K-grouped scale that centres the K-grouped log errors (the estimate is linear in it).
 // Without K-grouped samples the design keeps its scale.
-double centred_k_scale(Sm90Design d, const std::vector<Sample>& samples) {
+double centred_k_scale(Sm90Design d, const std::vector<Sample>& samples, const MachineModel& m) {
   const double kept = d.calibration.k_grouped_time_scale;
   d.calibration.k_grouped_time_scale = 1.0;
   double sum = 0;
   int n = 0;
   for (const Sample& s : samples) {
     if (s.problem.kind != OperationKind::grouped_k) continue;
-    sum += log_ratio(s.problem, d, s.measured_us);
+    sum += log_ratio(s.problem, d, m, s.measured_us);
     ++n;
   }
   return n ? std::exp(-sum / n) : kept;
 }
 
-double mean_square(const Sm90Design& d, const std::vector<Sample>& samples) {
+double mean_square(const Sm90Design& d, const std::vector<Sample>& samples, const MachineModel& m) {
   double sum = 0;
-  for (const Sample& s : samples) sum += std::pow(log_ratio(s.problem, d, s.measured_us), 2);
+  for (const Sample& s : samples) sum += std::pow(log_ratio(s.problem, d, m, s.measured_us), 2);
   return samples.empty() ? 0.0 : sum / double(samples.size());
 }
 
@@ -116,31 +116,31 @@ Point nelder_mead(const std::function<double(const Point&)>& f, Point start, int
 
 }  // namespace
 
-Calibration fit_calibration(const Sm90Design& design, const std::vector<SweepRow>& rows) {
+Calibration fit_calibration(const Sm90Design& design, const std::vector<SweepRow>& rows, const MachineModel& model) {
   const std::vector<Sample> samples = samples_of(design, rows);
   if (samples.empty()) return design.calibration;
   Sm90Design d = design;
   auto objective = [&](const Point& x) {
     d.calibration = with(design.calibration, x);
-    d.calibration.k_grouped_time_scale = centred_k_scale(d, samples);
-    return mean_square(d, samples);
+    d.calibration.k_grouped_time_scale = centred_k_scale(d, samples, model);
+    return mean_square(d, samples, model);
   };
   const Calibration& c = design.calibration;
   const Point best = nelder_mead(objective, {c.mainloop_efficiency, c.bandwidth_efficiency, c.tile_overhead_us});
   d.calibration = with(design.calibration, best);
-  d.calibration.k_grouped_time_scale = centred_k_scale(d, samples);
+  d.calibration.k_grouped_time_scale = centred_k_scale(d, samples, model);
   return d.calibration;
 }
 
-double log_error(const Sm90Design& design, const std::vector<SweepRow>& rows) {
-  return std::sqrt(mean_square(design, samples_of(design, rows)));
+double log_error(const Sm90Design& design, const std::vector<SweepRow>& rows, const MachineModel& model) {
+  return std::sqrt(mean_square(design, samples_of(design, rows), model));
 }
 
 int rows_timing(const Sm90Design& design, const std::vector<SweepRow>& rows) {
   return static_cast<int>(samples_of(design, rows).size());
 }
 
-double pick_loss(const std::vector<Sm90Design>& designs, const std::vector<SweepRow>& rows) {
+double pick_loss(const std::vector<Sm90Design>& designs, const std::vector<SweepRow>& rows, const MachineModel& model) {
   double log_sum = 0;
   int counted = 0;
   for (const SweepRow& r : rows) {
@@ -152,7 +152,7 @@ double pick_loss(const std::vector<Sm90Design>& designs, const std::vector<Sweep
                                   [&](const Sm90Design& x) { return x.design.to_string() == r.designs[i]; });
       if (d == designs.end() || !(r.measured_us[i] > 0)) continue;
       fastest = std::min(fastest, r.measured_us[i]);
-      const double est = estimate_time_us(*kp, *d) + (d->trial ? kTrialPenaltyUs : 0.0);
+      const double est = estimate_time_us(*kp, *d, model) + (d->trial ? kTrialPenaltyUs : 0.0);
       if (est < best_estimate) best_estimate = est, picked = r.measured_us[i];
     }
     if (picked > 0) {
@@ -161,6 +161,34 @@ double pick_loss(const std::vector<Sm90Design>& designs, const std::vector<Sweep
     }
   }
   return counted ? std::exp(log_sum / counted) : 1.0;
+}
+
+std::vector<Sm90Design> fitted_designs(std::vector<Sm90Design> designs, const std::vector<SweepRow>& rows,
+                                       const MachineModel& model, const std::string& only) {
+  for (Sm90Design& d : designs) {
+    if (!only.empty() && d.design.to_string() != only) continue;
+    d.calibration = fit_calibration(d, rows, model);
+    d.trial = false;  // fitted to measurements: no longer a guess
+  }
+  return designs;
+}
+
+std::vector<SweepRow> half_of(const std::vector<SweepRow>& rows, int parity) {
+  std::vector<SweepRow> out;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (int(i % 2) == parity) out.push_back(rows[i]);
+  return out;
+}
+
+HeldOutCheck held_out_check(const std::vector<Sm90Design>& current, const std::vector<SweepRow>& rows,
+                            const MachineModel& model, const std::string& only) {
+  HeldOutCheck check;
+  for (int parity : {0, 1}) {
+    const std::vector<SweepRow> seen = half_of(rows, parity), held_out = half_of(rows, 1 - parity);
+    check.before[parity] = pick_loss(current, held_out, model);
+    check.after[parity] = pick_loss(fitted_designs(current, seen, model, only), held_out, model);
+  }
+  return check;
 }
 
 }  // namespace gemmops::sm90

@@ -12,6 +12,8 @@
 #include "sm90/kernel_config.hpp"
 #include "sm90/kernel_problem.hpp"
 #include "sm90/launch_grouped.hpp"
+#include "sm90/machine_models.hpp"
+#include "sm90/machine_of_device.hpp"
 #include "sm90/plan.hpp"
 
 namespace gemmops::sm90 {
@@ -95,20 +97,25 @@ Status check_artifact_fits(const KernelConfig& compiled, const KernelConfig& wan
 GroupedGemmOperator::GroupedGemmOperator(const Sm90Design& design, DType ab, DType out)
     : Operator(make_metadata(design, ab, out)), design_(design), ab_(ab), out_(out) {}
 
-std::shared_ptr<const Sm90Plan> GroupedGemmOperator::plan(const Arguments& args) const {
-  const detail::Signature sig = detail::signature_of(args);
+std::shared_ptr<const Sm90Plan> GroupedGemmOperator::plan(const Arguments& args, const Target* target) const {
+  Result<MachineModel> model = machine_model_of(operand_a(args).device, target);
+  if (!model) return std::make_shared<const Sm90Plan>(model.status());
+  // The estimate and the split depend on the model: two devices (or choices) never share a plan.
+  const detail::Signature sig = detail::signature_with(args, fingerprint(*model));
   if (auto hit = plans_.find(sig)) {
     // The epilogue op is part of the kernel: a plan remembered for another op (a signature that
     // leaves the op out) is not this one's.
     if ((*hit)->config().op == kernel_op(epilogue_ops(args))) return *hit;
-    return std::make_shared<const Sm90Plan>(args, design_, ab_, out_);
+    return std::make_shared<const Sm90Plan>(args, design_, ab_, out_, *model);
   }
-  auto made = std::make_shared<const Sm90Plan>(args, design_, ab_, out_);
+  auto made = std::make_shared<const Sm90Plan>(args, design_, ab_, out_, *model);
   plans_.put(sig, made);
   return made;
 }
 
-Status GroupedGemmOperator::supports_extra(const Arguments& args, const Target&) const { return plan(args)->status(); }
+Status GroupedGemmOperator::supports_extra(const Arguments& args, const Target& target) const {
+  return plan(args, &target)->status();
+}
 
 // One artifact per kernel text for the life of the operator: its module is loaded once per device
 // however often compile() or run() without an artifact is called.
@@ -153,8 +160,8 @@ Status GroupedGemmOperator::do_run(const Arguments& args, const Artifact& artifa
   return launch_grouped(p, impl->config, shape, stream, splits, workspace);
 }
 
-double GroupedGemmOperator::do_estimated_time_us(const Arguments& args, const Target&) const {
-  const std::shared_ptr<const Sm90Plan> pl = plan(args);
+double GroupedGemmOperator::do_estimated_time_us(const Arguments& args, const Target& target) const {
+  const std::shared_ptr<const Sm90Plan> pl = plan(args, &target);
   if (!pl->status()) return 1e30;
   return pl->estimate_us() + (design_.trial ? kTrialPenaltyUs : 0.0);
 }

@@ -36,8 +36,10 @@ class GroupedGemmOperator final : public Operator {
   Status do_run(const Arguments& args, const Artifact& artifact, Stream stream, Workspace workspace) const override;
   double do_estimated_time_us(const Arguments& args, const Target& target) const override;
   std::size_t do_workspace_size(const Arguments& args) const override;
-  /// The plan of `args`' signature (made and remembered on first use).
-  std::shared_ptr<const Sm90Plan> plan(const Arguments& args) const;
+  /// The plan of `args`' signature on the machine model of `args`' device (else the one `target`
+  /// or GEMMOPS_MACHINE_MODEL names, else h200; machine_of_device.hpp), made and remembered on first
+  /// use per (signature, model). Hooks without a target pass null.
+  std::shared_ptr<const Sm90Plan> plan(const Arguments& args, const Target* target = nullptr) const;
 
   Sm90Design design_;
   DType ab_, out_;

@@ -15,7 +15,6 @@
 namespace gemmops::sm90 {
 namespace {
 
-constexpr const MachineModel& kModel = kH200;
 constexpr double kSplitKMinGain = 0.9;  // a split must promise to save 10%
 
 // The model's fields marked fitted (machine_model.hpp) and each design's Calibration (designs.cpp)
@@ -78,23 +77,27 @@ int max_split_k(const KernelProblem& p) {
   return static_cast<int>(std::clamp<int64_t>(k_blocks / kMinSplitKBlocks, 1, kMaxSplitK));
 }
 
-double estimate_time_us(const KernelProblem& p, const Sm90Design& d) { return choose_split_k(p, d).us; }
+double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const MachineModel& m) {
+  return choose_split_k(p, d, m).us;
+}
 
-SplitKChoice choose_split_k(const KernelProblem& p, const Sm90Design& d) {
-  SplitKChoice best{1, estimate_time_us(p, d, 1)};
+SplitKChoice choose_split_k(const KernelProblem& p, const Sm90Design& d, const MachineModel& m) {
+  SplitKChoice best{1, estimate_time_us(p, d, m, 1)};
   const double unsplit = best.us;
   for (int s = 2; s <= max_split_k(p); ++s) {
-    const double us = estimate_time_us(p, d, s);
+    const double us = estimate_time_us(p, d, m, s);
     if (us < best.us && us < kSplitKMinGain * unsplit) best = {s, us};
   }
   return best;
 }
 
-double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits) {
-  return std::sqrt(estimate_time_us(p, d, splits, GroupSizes::even) * estimate_time_us(p, d, splits, GroupSizes::skewed));
+double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const MachineModel& m, int splits) {
+  return std::sqrt(estimate_time_us(p, d, m, splits, GroupSizes::even) *
+                   estimate_time_us(p, d, m, splits, GroupSizes::skewed));
 }
 
-double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits, GroupSizes sizes) {
+double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const MachineModel& model, int splits,
+                        GroupSizes sizes) {
   if (p.rows == 0 || p.n == 0) return 0.0;  // nothing to store: nothing is launched
   const Design& t = d.design;
   const Calibration& cal = d.calibration;
@@ -120,7 +123,7 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
   const double m_tiles = m_units * t.cluster_m;
   const double n_tiles = std::ceil(double(p.n) / t.tile_n);
   // Split-K: each tile is `splits` units over 1/splits of K; the last adds the others' fp32 partials.
-  const double waves = std::ceil(m_tiles * n_tiles * splits / (std::floor(kModel.sms / t.cluster_m) * t.cluster_m));
+  const double waves = std::ceil(m_tiles * n_tiles * splits / (std::floor(model.sms / t.cluster_m) * t.cluster_m));
   // K-grouped: a group's partial last k-block costs its 16-wide slices (the even estimate's half a
   // block was fitted with the calibrations); an empty group's tiles only store.
   std::vector<double> group_k_blocks;
@@ -137,7 +140,7 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
       k_blocks = std::ceil(double(p.k) / groups / t.tile_k) + 0.5;
     }
   }
-  const double sm_flops = kModel.peak_flops / kModel.sms;
+  const double sm_flops = model.peak_flops / model.sms;
   double k_block_us = 2.0 * t.tile_m * t.tile_n * t.tile_k / (sm_flops * cal.mainloop_efficiency) * 1e6;
   const double esize = double(size_of(p.a->dtype));
   const double a_bytes = double(p.rows) * double(p.k) * esize;
@@ -152,24 +155,24 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
     // estimates carry their own fitted scales and were no better with it (1.003 -> 1.004).
     const double tile_reads = a_bytes * n_tiles + double(p.k) * double(p.n) * esize * m_units;
     const double miss = tile_reads > 0 ? std::min(1.0, (a_bytes + b_bytes) / tile_reads) : 0.0;
-    k_block_us = std::max(k_block_us, (kModel.load_latency_us + kModel.dram_miss_latency_us * miss) / (t.stages - 1));
+    k_block_us = std::max(k_block_us, (model.load_latency_us + model.dram_miss_latency_us * miss) / (t.stages - 1));
   }
   const double tile_us = k_block_us * k_blocks;
   // Storing a tile from registers stalls the main loop for its bytes; the TMA epilogue overlaps
   // most of that with the next tile. A split unit writes (or the last one reads) fp32 partials.
   const double out_esize = double(size_of(p.out->dtype));
-  const double store_us = double(t.tile_m) * t.tile_n * out_esize / (kModel.store_bandwidth / kModel.sms) * 1e6;
+  const double store_us = double(t.tile_m) * t.tile_n * out_esize / (model.store_bandwidth / model.sms) * 1e6;
   const double partial_us =
-      splits > 1 ? double(t.tile_m) * t.tile_n * 4.0 * (splits - 1) / (kModel.store_bandwidth / kModel.sms) * 1e6 : 0.0;
+      splits > 1 ? double(t.tile_m) * t.tile_n * 4.0 * (splits - 1) / (model.store_bandwidth / model.sms) * 1e6 : 0.0;
   const double epilogue_us =
-      (t.epilogue == Epilogue::tma_store ? kModel.tma_store_share * store_us : store_us) + partial_us;
+      (t.epilogue == Epilogue::tma_store ? model.tma_store_share * store_us : store_us) + partial_us;
   // Ping-pong hides every epilogue but the CTA's last under the other warpgroup's main loop.
   const bool pingpong = t.schedule == Schedule::pingpong;
   const double unit_fixed_us = cal.tile_overhead_us + (pingpong ? 0.0 : epilogue_us);
   double busiest_us = waves * (tile_us + unit_fixed_us);
   if (!group_k_blocks.empty()) {  // skewed K: tiles differ, so the busiest CTA sets the time, not the waves
     const double dealt = k_grouped_makespan_us(group_k_blocks, m_units_per_group * n_tiles,
-                                               static_cast<int>(std::floor(kModel.sms / t.cluster_m)), unit_fixed_us,
+                                               static_cast<int>(std::floor(model.sms / t.cluster_m)), unit_fixed_us,
                                                k_block_us);
     if (dealt >= 0) busiest_us = dealt;
   }
@@ -177,22 +180,22 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits,
   // DRAM: every operand once (the raster keeps a group's B in L2 while its M tiles pass). L2: A once
   // per N tile, B once per M unit (a cluster's multicast serves all its CTAs), out once.
   const double out_bytes = double(p.out_rows) * double(p.n) * out_esize;
-  const double dram_us = (a_bytes + b_bytes + out_bytes) / (kModel.dram_bandwidth * cal.bandwidth_efficiency) * 1e6;
+  const double dram_us = (a_bytes + b_bytes + out_bytes) / (model.dram_bandwidth * cal.bandwidth_efficiency) * 1e6;
   const double b_tile_reads = double(p.k) * double(p.n) * esize * (k_grouped ? m_units_per_group : m_tiles / t.cluster_m);
   // Measured on the forward (M-grouped) form only; the K-grouped form's operands are not K-major.
   auto misaligned = [&](Major major, int64_t row_stride) {
     return !k_grouped && major == Major::k && (row_stride * int64_t(esize)) % 32 != 0;
   };
-  const double a_l2_cost = misaligned(p.a_major, p.a_stride) ? kModel.misaligned_row_l2_cost : 1.0;
-  const double b_l2_cost = misaligned(p.b_major, p.b_n_stride) ? kModel.misaligned_row_l2_cost : 1.0;
+  const double a_l2_cost = misaligned(p.a_major, p.a_stride) ? model.misaligned_row_l2_cost : 1.0;
+  const double b_l2_cost = misaligned(p.b_major, p.b_n_stride) ? model.misaligned_row_l2_cost : 1.0;
   const double l2_us =
-      (a_bytes * n_tiles * a_l2_cost + b_tile_reads * b_l2_cost + out_bytes) / kModel.l2_bandwidth * 1e6;
+      (a_bytes * n_tiles * a_l2_cost + b_tile_reads * b_l2_cost + out_bytes) / model.l2_bandwidth * 1e6;
   // More groups than the design's scheduler table holds run as several launches (group_chunks.hpp),
   // each paying the launch, table and pipeline fill: a design with little room for the table
   // (the _ring2 designs: 164 groups) then yields to one with more.
   const KernelConfig config = make_kernel_config(d, DType::bf16, DType::bf16, Major::k, Major::k, k_grouped);
   const double launches = std::max<double>(1, double(launch_count(p, config)));
-  const double launch_us = kModel.launch_us + (splits > 1 ? kModel.split_k_memset_us : 0.0);
+  const double launch_us = model.launch_us + (splits > 1 ? model.split_k_memset_us : 0.0);
   const double us = launches * launch_us + std::max({compute_us, dram_us, l2_us});
   return k_grouped ? us * cal.k_grouped_time_scale : us;
 }

@@ -4,6 +4,7 @@
 
 #include "sm90/designs.hpp"
 #include "sm90/kernel_problem.hpp"
+#include "sm90/machine_model.hpp"
 
 namespace gemmops::sm90 {
 
@@ -19,16 +20,18 @@ enum class GroupSizes {
   skewed,  // Zipf (exponent 1.2) over three quarters of the groups, the rest empty
 };
 
-/// Estimated microseconds for `p` on an H100/H200-class part, with the best split of K (M-grouped
-/// forms only; a split must gain 10% to be chosen). Pure: no device query, so discovery orders the
-/// same way on every machine. Group sizes are unknown on the host (device offsets), so grouped
-/// problems are estimated under even and skewed sizes and the two estimates' geometric mean is used.
-SplitKChoice choose_split_k(const KernelProblem& p, const Sm90Design& d);
-double estimate_time_us(const KernelProblem& p, const Sm90Design& d);
+/// Estimated microseconds for `p` on the part `m` models, with the best split of K (M-grouped forms
+/// only; a split must gain 10% to be chosen), using `d`'s calibration as given (calibrated_for()
+/// picks the part's). Pure: no device query; the caller chooses the model (machine_of_device.hpp).
+/// Group sizes are unknown on the host (device offsets), so grouped problems are estimated under
+/// even and skewed sizes and the two estimates' geometric mean is used.
+SplitKChoice choose_split_k(const KernelProblem& p, const Sm90Design& d, const MachineModel& m);
+double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const MachineModel& m);
 /// The estimate with K split `splits` ways (1: not split).
-double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits);
+double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const MachineModel& m, int splits);
 /// The estimate under one assumption about the group sizes.
-double estimate_time_us(const KernelProblem& p, const Sm90Design& d, int splits, GroupSizes sizes);
+double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const MachineModel& m, int splits,
+                        GroupSizes sizes);
 /// The most ways K may be split: every unit keeps at least kMinSplitKBlocks k-blocks, so its
 /// pipeline still fills; 1 for the K-grouped form.
 int max_split_k(const KernelProblem& p);

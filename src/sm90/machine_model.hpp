@@ -1,15 +1,24 @@
-// src/sm90/machine_model.hpp: the machine the Hopper estimate (heuristics.cpp) models, as one named struct
+// src/sm90/machine_model.hpp: the machine the Hopper estimate (heuristics.cpp) models, one named struct per part
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
+
+#include <string_view>
 
 namespace gemmops::sm90 {
 
 /// Rates and costs of one target part. Fields marked fitted were fitted together with each design's
 /// Calibration (designs.cpp) to an H200 sweep of every design on the 80 MoE shapes (bench/NOTES.md
-/// v7, v11); the others were measured there.
+/// v7, v11); the others were measured there or come from the part (machine_models.cpp says which).
 struct MachineModel {
+  std::string_view name;          ///< "h200": what GEMMOPS_MACHINE_MODEL and a target's ":h200" name
+  std::string_view calibrations;  ///< whose per-design calibrations it uses (calibrations.cpp)
+  // The part as the driver describes it: machine_model_for() tells parts apart by these.
+  double boost_clock_hz;          ///< CU_DEVICE_ATTRIBUTE_CLOCK_RATE
+  double spec_dram_bandwidth;     ///< bytes/s: memory clock x 2 x bus width, the datasheet's rate
+  double l2_bytes;                ///< not read by the estimate (yet): told apart by, and printed
+  // What the estimate reads.
   double sms;                      ///< streaming multiprocessors
-  double peak_flops;               ///< dense 16-bit FLOP/s
+  double peak_flops;               ///< dense 16-bit FLOP/s the main loop can reach
   double dram_bandwidth;           ///< bytes/s, copy bandwidth
   double l2_bandwidth;             ///< bytes/s into shared memory when tiles re-read from L2 (fitted)
   double launch_us;                ///< launch, scheduler table and pipeline fill (fitted)
@@ -23,10 +32,14 @@ struct MachineModel {
   double misaligned_row_l2_cost;
 };
 
-/// An H200 (SXM, 700 W). The estimate orders designs the same way on every machine (discovery is
-/// pure), so H100s are ranked with it too: the same SMs and the same shared memory, where the
-/// ranking is decided; their lower bandwidth shifts times, rarely the order.
+/// An H200 (SXM, 700 W): the model every estimate used before there were several, and still the
+/// default where discovery knows no device and is told no other (so CI's rankings stay as they were).
 inline constexpr MachineModel kH200{
+    .name = "h200",
+    .calibrations = "h200",
+    .boost_clock_hz = 1.98e9,
+    .spec_dram_bandwidth = 4.8e12,
+    .l2_bytes = 50.0 * 1024 * 1024,
     .sms = 132,
     .peak_flops = 784e12,
     .dram_bandwidth = 4.0e12,

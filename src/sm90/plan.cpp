@@ -5,12 +5,13 @@
 #include <algorithm>
 
 #include "core/env.hpp"
+#include "sm90/calibrations.hpp"
 #include "sm90/epilogue_support.hpp"
 #include "sm90/heuristics.hpp"
 
 namespace gemmops::sm90 {
 
-Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DType out) {
+Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DType out, const MachineModel& model) {
   Result<KernelProblem> mapped = map_problem(args);
   if (!mapped) {
     status_ = mapped.status();
@@ -35,12 +36,14 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
   // launches (group_chunks.hpp). With an epilogue op K is never split: the op's kernels have no
   // split-K twin (every unit would start from the bias; docs/kernels.md), and the problems that
   // split (few tiles, long K) are not the ones that fuse an activation.
+  const Sm90Design calibrated = calibrated_for(design, model);
   if (has_split_k_twin(config_)) {
-    chosen_splits_ = choose_split_k(problem_, design).splits;
-    estimate_us_ = estimate_time_us(problem_, design);
+    const SplitKChoice split = choose_split_k(problem_, calibrated, model);
+    chosen_splits_ = split.splits;
+    estimate_us_ = split.us;
   } else {
     chosen_splits_ = 1;
-    estimate_us_ = estimate_time_us(problem_, design, 1);
+    estimate_us_ = estimate_time_us(problem_, calibrated, model, 1);
   }
   // The plan outlives the arguments it was made from: nothing may point into them.
   problem_.a = problem_.b = problem_.out = nullptr;

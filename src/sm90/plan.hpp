@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/signature.hpp"
@@ -13,6 +14,7 @@
 #include "sm90/kernel_config.hpp"
 #include "sm90/kernel_problem.hpp"
 #include "sm90/launch_grouped.hpp"
+#include "sm90/machine_model.hpp"
 
 namespace gemmops::sm90 {
 
@@ -20,8 +22,11 @@ namespace gemmops::sm90 {
 /// adds per device and module; thread-safe.
 class Sm90Plan {
  public:
-  /// Maps `args` (no data is read) and decides: status ok when the design serves them.
-  Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DType out);
+  /// Maps `args` (no data is read) and decides, estimating on `model` with its calibration of
+  /// `design`: status ok when the design serves them.
+  Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DType out, const MachineModel& model);
+  /// A plan that serves nothing, for `refused` (a machine model that cannot be chosen, say).
+  explicit Sm90Plan(Status refused) : status_(std::move(refused)) {}
 
   const Status& status() const { return status_; }
   /// The problem without data: bind() points it at one call's arguments.

@@ -18,6 +18,9 @@ struct FakeDevice {
   int sm_count = 132;
   int smem_optin = 232448;
   int l2_bytes = 50331648;
+  int clock_khz = 1980000;
+  int memory_clock_khz = 3201000;  // x 2 x 6144 bits: 4.9 TB/s
+  int memory_bus_bits = 6144;
 };
 
 struct RecordedLaunch {
@@ -93,6 +96,9 @@ inline cuda::DriverApi make_fake_driver() {
       case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = dev.sm_count; break;
       case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = dev.smem_optin; break;
       case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = dev.l2_bytes; break;
+      case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = dev.clock_khz; break;
+      case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = dev.memory_clock_khz; break;
+      case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = dev.memory_bus_bits; break;
       default: return CUDA_ERROR_INVALID_VALUE;
     }
     return CUDA_SUCCESS;

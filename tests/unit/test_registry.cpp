@@ -186,7 +186,7 @@ TEST(DefaultTarget, a_bad_gemmops_target_is_reported) {
   auto t = default_target(make_gemm(8, 8, 8, DType::bf16, DType::bf16, Device::cuda(0)));
   ASSERT_FALSE(t);
   EXPECT_EQ(t.status().message(), "GEMMOPS_TARGET: target: must be \"cpu\" or a compute capability like \"90a\", "
-                                  "\"90\" or \"80\"; got \"hopper\"");
+                                  "\"90\" or \"80\", optionally with a machine model (\"90a:h100_sxm\"); got \"hopper\"");
 }
 
 }  // namespace

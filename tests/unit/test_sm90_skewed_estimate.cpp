@@ -61,7 +61,7 @@ Arguments weight_gradient(int64_t groups, int64_t tokens, int64_t n, int64_t k_l
 TEST(Sm90SkewedEstimate, a_dense_gemm_has_no_groups_to_skew) {
   const Problem p(dense(4096, 4096, 4096));
   for (const Sm90Design& d : sm90_designs())
-    EXPECT_DOUBLE_EQ(estimate_time_us(p.kp, d, 1, GroupSizes::even), estimate_time_us(p.kp, d, 1, GroupSizes::skewed))
+    EXPECT_DOUBLE_EQ(estimate_time_us(p.kp, d, kH200, 1, GroupSizes::even), estimate_time_us(p.kp, d, kH200, 1, GroupSizes::skewed))
         << d.design.to_string();
 }
 
@@ -72,9 +72,9 @@ TEST(Sm90SkewedEstimate, skew_costs_256_row_cluster_units_more_than_64_row_tiles
   const Sm90Design& big = design_named("128x256x64_c2x1_s3_coop_tma");
   const Sm90Design& small = design_named("64x256x64_c1x1_s5_pingpong");
   const double big_ratio =
-      estimate_time_us(p.kp, big, 1, GroupSizes::skewed) / estimate_time_us(p.kp, big, 1, GroupSizes::even);
+      estimate_time_us(p.kp, big, kH200, 1, GroupSizes::skewed) / estimate_time_us(p.kp, big, kH200, 1, GroupSizes::even);
   const double small_ratio =
-      estimate_time_us(p.kp, small, 1, GroupSizes::skewed) / estimate_time_us(p.kp, small, 1, GroupSizes::even);
+      estimate_time_us(p.kp, small, kH200, 1, GroupSizes::skewed) / estimate_time_us(p.kp, small, kH200, 1, GroupSizes::even);
   EXPECT_GT(big_ratio, small_ratio);
   EXPECT_GE(small_ratio, 1.0);
 }
@@ -82,9 +82,9 @@ TEST(Sm90SkewedEstimate, skew_costs_256_row_cluster_units_more_than_64_row_tiles
 TEST(Sm90SkewedEstimate, the_ranking_estimate_lies_between_the_even_and_the_skewed_one) {
   const Problem p(forward(128, 32768, 2880, 2880));
   for (const Sm90Design& d : sm90_designs()) {
-    const double even = estimate_time_us(p.kp, d, 1, GroupSizes::even);
-    const double skewed = estimate_time_us(p.kp, d, 1, GroupSizes::skewed);
-    const double ranked = estimate_time_us(p.kp, d, 1);
+    const double even = estimate_time_us(p.kp, d, kH200, 1, GroupSizes::even);
+    const double skewed = estimate_time_us(p.kp, d, kH200, 1, GroupSizes::skewed);
+    const double ranked = estimate_time_us(p.kp, d, kH200, 1);
     EXPECT_GE(ranked, std::min(even, skewed) * (1 - 1e-12)) << d.design.to_string();
     EXPECT_LE(ranked, std::max(even, skewed) * (1 + 1e-12)) << d.design.to_string();
   }
@@ -94,9 +94,9 @@ TEST(Sm90SkewedEstimate, decode_with_fewer_rows_than_groups_touches_no_more_grou
   // 8 rows over 128 experts: at most 8 groups have rows; skewed, fewer still.
   const Problem p(forward(128, 8, 1536, 2048));
   for (const Sm90Design& d : sm90_designs()) {
-    const double skewed = estimate_time_us(p.kp, d, 1, GroupSizes::skewed);
+    const double skewed = estimate_time_us(p.kp, d, kH200, 1, GroupSizes::skewed);
     EXPECT_GT(skewed, 0.0);
-    EXPECT_LE(skewed, estimate_time_us(p.kp, d, 1, GroupSizes::even) * (1 + 1e-12)) << d.design.to_string();
+    EXPECT_LE(skewed, estimate_time_us(p.kp, d, kH200, 1, GroupSizes::even) * (1 + 1e-12)) << d.design.to_string();
   }
 }
 
@@ -114,9 +114,9 @@ TEST(Sm90SkewedEstimate, k_grouped_skew_is_priced_by_the_busiest_cluster_not_the
   const Sm90Design& big = design_named("128x256x64_c2x1_s3_coop_tma");
   const Sm90Design& small = design_named("128x128x64_c1x1_s4_pingpong_tma");
   const double big_ratio =
-      estimate_time_us(p.kp, big, 1, GroupSizes::skewed) / estimate_time_us(p.kp, big, 1, GroupSizes::even);
+      estimate_time_us(p.kp, big, kH200, 1, GroupSizes::skewed) / estimate_time_us(p.kp, big, kH200, 1, GroupSizes::even);
   const double small_ratio =
-      estimate_time_us(p.kp, small, 1, GroupSizes::skewed) / estimate_time_us(p.kp, small, 1, GroupSizes::even);
+      estimate_time_us(p.kp, small, kH200, 1, GroupSizes::skewed) / estimate_time_us(p.kp, small, kH200, 1, GroupSizes::even);
   EXPECT_GT(big_ratio, 1.15);
   EXPECT_GT(big_ratio, small_ratio + 0.05);
 }

@@ -69,7 +69,7 @@ TEST(Sm90SplitKTwin, plans_without_a_twin_never_split_even_when_forced) {
   wide.design.cluster_m = 1, wide.design.epilogue = Epilogue::store, wide.consumers = 2;
   designs.push_back(wide);
   for (const Sm90Design& d : designs) {
-    const Sm90Plan plan(skinny(), d, DType::bf16, DType::bf16);
+    const Sm90Plan plan(skinny(), d, DType::bf16, DType::bf16, kH200);
     if (!plan.status()) continue;
     SCOPED_TRACE(d.design.to_string());
     if (has_split_k_twin(plan.config())) {

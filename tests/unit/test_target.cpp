@@ -30,7 +30,8 @@ TEST(Target, parse_rejects_garbage_with_the_text_seen) {
     EXPECT_FALSE(t) << bad;
     EXPECT_EQ(t.status().code(), ErrorCode::invalid_argument);
     EXPECT_EQ(t.status().message(), std::string("target: must be \"cpu\" or a compute capability like \"90a\", "
-                                                "\"90\" or \"80\"; got \"") + bad + "\"");
+                                                "\"90\" or \"80\", optionally with a machine model (\"90a:h100_sxm\"); got \"") +
+                                       bad + "\"");
   }
 }
 

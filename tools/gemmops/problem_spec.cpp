@@ -96,7 +96,7 @@ const std::vector<Option>& options() {
        integer(&ProblemSpec::warmup, "warmup", 0)},
       {"no-check", "", "skip the comparison with the CPU operator", false,
        [](ProblemSpec& s, std::string_view) { s.check = false; return Status::ok(); }},
-      {"target", "T", "discover for this target without a GPU (fake tensors): 90a | cpu", true,
+      {"target", "T", "discover for this target without a GPU (fake tensors): 90a | cpu; 90a:h100_sxm ranks on that machine model", true,
        [](ProblemSpec& s, std::string_view v) { s.target = std::string(v); return Status::ok(); }},
   };
   return table;
