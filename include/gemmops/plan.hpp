@@ -19,6 +19,10 @@ struct OperandData {
   const void* offsets = nullptr;  ///< grouped forms only
   const void* bias = nullptr;
   const void* row_scale = nullptr;
+  void* pre_activation = nullptr;            ///< EpilogueOps::pre_activation (an output)
+  const void* grad_pre_activation = nullptr;  ///< ActivationGrad::pre_activation (h, an input)
+  void* scaled_activation = nullptr;         ///< ActivationGrad::scaled_activation
+  void* score_grad_partials = nullptr;       ///< ActivationGrad::score_grad_partials
 };
 
 /// An operator and its compiled artifact for one layout of arguments: their dtypes, shapes, strides,

@@ -105,6 +105,12 @@ Status validate_epilogue_form(const EpilogueOps& e, OperationKind kind) {
 }
 
 Status validate_out_columns(const EpilogueOps& e, int64_t out_n, int64_t product_n, const std::string& shapes) {
+  if (e.activation_grad) {  // out = dh: a gate and an up column per product column
+    if (out_n == 2 * product_n) return Status::ok();
+    return invalid_argument("out: N (" + std::to_string(out_n) + ") must equal twice B's N (" +
+                            std::to_string(2 * product_n) + ") with activation_grad (out is dh, a gate and an up "
+                            "column per product column); " + shapes);
+  }
   if (!is_gated(e.activation)) return agree("N", out_n, product_n, "out", "B", shapes);
   const std::string act(name(e.activation));
   if (product_n % 2 != 0) {
@@ -120,6 +126,7 @@ Status validate_out_columns(const EpilogueOps& e, int64_t out_n, int64_t product
 
 Status validate_epilogue_operands(const EpilogueOps& e, OperationKind kind, const TensorDesc& B,
                                   const TensorDesc& out) {
+  GEMMOPS_TRY(validate_second_operands(e, kind, B, out));
   if (!e.bias && !e.row_scale) return Status::ok();
   const EpilogueShapes s = shapes_for(kind, B, out);
   if (e.bias) {
