@@ -1,0 +1,237 @@
+// kernels/sm90/epilogue_outputs.cuh: the epilogue's second operands, stored by the direct store
+// (epilogue.cuh) beside or in place of out: the forward's pre-activation (v before the activation)
+// and the gated activation's backward (dh, s act(h) and the per-64-column partials of dA act(h)).
+// Simplest correct first: each thread reads the h elements of its own fragment with __ldg and writes
+// its own column pairs (a quad covers 16 or 32 contiguous bytes of a row); a TMA ring for h loaded
+// at the tile's start under the main loop, and staged TMA stores, are the later optimisation.
+// Nothing is written back into the accumulators: they stay live into the next tile's MMAs, and a
+// lane-dependent write into them serialises that tile's wgmma (C7518).
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cuda/std/cstdint>
+
+#include "ptx/warp.cuh"
+#include "sm90/config.cuh"
+#include "sm90/epilogue_op.cuh"
+#include "sm90/params.cuh"
+
+namespace gemmops::kernels::sm90 {
+namespace epilogue_outputs {
+
+using ::cuda::std::uint16_t;
+using ::cuda::std::uint32_t;
+
+__device__ __forceinline__ float half_to_float(uint32_t h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;\n" : "=f"(f) : "h"(static_cast<unsigned short>(h)));
+  return f;
+}
+
+/// Two 16-bit elements (one 32-bit word) as fp32.
+template <ElemType kType>
+__device__ __forceinline__ void unpack(uint32_t w, float& v0, float& v1) {
+  if constexpr (kType == ElemType::bf16) {
+    v0 = __uint_as_float(w << 16);
+    v1 = __uint_as_float(w & 0xFFFF0000u);
+  } else {
+    v0 = half_to_float(w & 0xFFFFu);
+    v1 = half_to_float(w >> 16);
+  }
+}
+
+/// Elements idx, idx + 1 of `base` (idx even: 4- or 8-byte aligned on the host's 16-byte rows).
+template <ElemType kType>
+__device__ __forceinline__ void load_pair(const void* base, long long idx, float& v0, float& v1) {
+  if constexpr (kType == ElemType::fp32) {
+    const float2 f = __ldg(reinterpret_cast<const float2*>(static_cast<const float*>(base) + idx));
+    v0 = f.x;
+    v1 = f.y;
+  } else {
+    unpack<kType>(__ldg(reinterpret_cast<const unsigned*>(static_cast<const uint16_t*>(base) + idx)), v0, v1);
+  }
+}
+
+/// Elements idx .. idx + 3 (idx a multiple of 4).
+template <ElemType kType>
+__device__ __forceinline__ void load_quad(const void* base, long long idx, float (&v)[4]) {
+  if constexpr (kType == ElemType::fp32) {
+    const float4 f = __ldg(reinterpret_cast<const float4*>(static_cast<const float*>(base) + idx));
+    v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+  } else {
+    const uint2 w = __ldg(reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(base) + idx));
+    unpack<kType>(w.x, v[0], v[1]);
+    unpack<kType>(w.y, v[2], v[3]);
+  }
+}
+
+template <ElemType kType>
+__device__ __forceinline__ uint32_t pack(float v0, float v1) {
+  return kType == ElemType::bf16 ? ptx::pack_bf16x2(v0, v1) : ptx::pack_f16x2(v0, v1);
+}
+
+template <ElemType kType>
+__device__ __forceinline__ void store_pair(void* base, long long idx, float v0, float v1) {
+  if constexpr (kType == ElemType::fp32) {
+    *reinterpret_cast<float2*>(static_cast<float*>(base) + idx) = make_float2(v0, v1);
+  } else {
+    *reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(base) + idx) = pack<kType>(v0, v1);
+  }
+}
+
+template <ElemType kType>
+__device__ __forceinline__ void store_quad(void* base, long long idx, const float (&v)[4]) {
+  if constexpr (kType == ElemType::fp32) {
+    *reinterpret_cast<float4*>(static_cast<float*>(base) + idx) = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(base) + idx) = make_uint2(pack<kType>(v[0], v[1]), pack<kType>(v[2], v[3]));
+  }
+}
+
+/// act(gate, up) and its partial derivatives (epilogue.hpp's ActivationGrad), with the fast
+/// exponential and division of the forward. swiglu_oss's clamps pass the gradient at their bounds.
+struct GatedGrad {
+  float act, d_gate, d_up;
+};
+template <Act kAct>
+__device__ __forceinline__ GatedGrad gated_grad(float gate, float up, const OpParams& op) {
+  if constexpr (kAct == Act::swiglu) {
+    const float s = __fdividef(1.0f, 1.0f + __expf(-gate));
+    const float silu = gate * s;
+    return {silu * up, up * s * (1.0f + gate * (1.0f - s)), silu};
+  } else {  // swiglu_oss
+    const float g = fminf(gate, op.limit);
+    const float u = fminf(fmaxf(up, -op.limit), op.limit);
+    const float s = __fdividef(1.0f, 1.0f + __expf(-op.alpha * g));
+    return {(u + 1.0f) * g * s, gate <= op.limit ? (u + 1.0f) * s * (1.0f + op.alpha * g * (1.0f - s)) : 0.0f,
+            fabsf(up) <= op.limit ? g * s : 0.0f};
+  }
+}
+
+/// Whether accumulator column j (even) of a tile from col0 lies inside the product's n columns. With
+/// B loaded as halves (gated, concatenated) a half's columns run past I, not past n.
+template <EpilogueOp kOp, int kTileN>
+__device__ __forceinline__ bool column_inside(int col0, int j, int n) {
+  if constexpr (kOp.split_b()) {
+    return col0 / 2 + (j < kTileN / 2 ? j : j - kTileN / 2) < n / 2;
+  } else {
+    return col0 + j < n;
+  }
+}
+
+}  // namespace epilogue_outputs
+
+/// The forward's pre-activation: v = acc (the accumulators start from the bias) at the product's
+/// columns, into params.op.pre_activation in out's type. Rows past the group's end are not stored;
+/// the zero tail's rows get zeros (its accumulators start from zeros or hold nothing, no_k).
+template <ElemType kOut, EpilogueOp kOp, int kTileN, int kAtoms, int kLen>
+__device__ __forceinline__ void store_pre_activation(const float (&acc)[kAtoms][kLen], const TileContext& t,
+                                                     const GroupedGemmParams& p) {
+  static_assert(kOp.pre_activation && !kOp.activation_grad, "the forward's second output");
+  const int tid = threadIdx.x % 128, q = tid % 4;
+  const int r_lo = t.row0 + (tid / 32) * 16 + (tid % 32) / 4;
+  const int n = p.scheduler.n;
+  const bool zeros = !kOp.bias && t.no_k;  // nothing set the registers
+#pragma unroll
+  for (int a = 0; a < kAtoms; ++a)
+    if (a < t.live_atoms)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = r_lo + 64 * a + 8 * h;
+        const long long row = static_cast<long long>(r) * p.op.pre_activation_row_stride;
+#pragma unroll
+        for (int j = 0; j < kTileN / 8; ++j) {
+          const int c = epilogue_op::product_col<kOp, kTileN>(t.col0, 8 * j + 2 * q, n);
+          const float v0 = zeros ? 0.0f : acc[a][4 * j + 2 * h], v1 = zeros ? 0.0f : acc[a][4 * j + 2 * h + 1];
+          if (r < t.row_end && epilogue_outputs::column_inside<kOp, kTileN>(t.col0, 8 * j + 2 * q, n))
+            epilogue_outputs::store_pair<kOut>(p.op.pre_activation, row + c, v0, v1);
+        }
+      }
+}
+
+/// The gated activation's backward (EpilogueOp::activation_grad; epilogue.hpp's ActivationGrad):
+/// the product is dA (n = I columns); for each element the thread reads its h pair (gate, up) and
+/// the row's score, and writes dh's gate and up elements into out, s act(h) into
+/// params.op.scaled_activation, and per row and 64 columns one fp32 partial of dA act(h): each
+/// thread sums its 16 elements of the 64, the quad's shuffles finish the row's 64, lane 0 writes.
+/// A warpgroup owns whole rows of a tile (one wgmma spans its width) and tiles start on multiples of
+/// 64 columns, so the partials' layout does not depend on the design. Rows past the group's end are
+/// neither read nor stored; the zero tail's rows read nothing and store zeros.
+template <ElemType kOut, EpilogueOp kOp, int kTileN, int kAtoms, int kLen>
+__device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms][kLen], const TileContext& t,
+                                                      const GroupedGemmParams& p) {
+  static_assert(kOp.activation_grad && kOp.gated_act() && !kOp.bias && !kOp.split_b(),
+                "the backward of a gated activation, over a plain product");
+  static_assert(kTileN % 64 == 0, "a tile covers whole 64-column partials");
+  using namespace epilogue_outputs;
+  const int tid = threadIdx.x % 128, q = tid % 4;
+  const int r_lo = t.row0 + (tid / 32) * 16 + (tid % 32) / 4;
+  const int n = p.scheduler.n;
+  const int rows_readable = t.tail ? 0 : t.row_end - r_lo;  // rows of this thread with h and s to read
+#pragma unroll
+  for (int a = 0; a < kAtoms; ++a)
+    if (a < t.live_atoms)  // uniform across the warpgroup: the quad shuffles below stay converged
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = r_lo + 64 * a + 8 * h;
+        const bool readable = 64 * a + 8 * h < rows_readable;
+        const bool stored = r < t.row_end;  // the zero tail's rows too (zeros)
+        float s = readable ? 1.0f : 0.0f;
+        if constexpr (kOp.row_scale) s = readable ? __ldg(p.op.row_scale + r) : 0.0f;
+        const long long h_row = static_cast<long long>(r) * p.op.pre_activation_row_stride;
+        const long long dh_row = static_cast<long long>(r) * p.store.out_row_stride;
+        const long long a_row = static_cast<long long>(r) * p.op.scaled_activation_row_stride;
+#pragma unroll
+        for (int b = 0; b < kTileN / 64; ++b) {
+          float partial = 0.0f;
+#pragma unroll
+          for (int jj = 0; jj < 8; ++jj) {
+            const int j = 8 * b + jj;
+            const int c = t.col0 + 8 * j + 2 * q;  // the thread's product columns c, c + 1
+            const bool inside = c < n;
+            // (gate, up) of columns c and c + 1: zeros where nothing is to be read
+            float gate[2] = {0.0f, 0.0f}, up[2] = {0.0f, 0.0f};
+            if (readable && inside) {
+              if constexpr (kOp.gate == Gate::interleaved) {
+                float w[4];  // h[r, 2c .. 2c + 3] = gate c, up c, gate c + 1, up c + 1
+                load_quad<kOut>(p.op.pre_activation, h_row + 2 * c, w);
+                gate[0] = w[0], up[0] = w[1], gate[1] = w[2], up[1] = w[3];
+              } else {
+                load_pair<kOut>(p.op.pre_activation, h_row + c, gate[0], gate[1]);
+                load_pair<kOut>(p.op.pre_activation, h_row + n + c, up[0], up[1]);
+              }
+            }
+            float dh_gate[2], dh_up[2], scaled[2];
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const float da = t.no_k ? 0.0f : acc[a][4 * j + 2 * h + e];
+              const GatedGrad g = gated_grad<kOp.act>(gate[e], up[e], p.op);
+              const float sda = s * da;
+              dh_gate[e] = sda * g.d_gate;
+              dh_up[e] = sda * g.d_up;
+              scaled[e] = s * g.act;
+              partial += da * g.act;
+            }
+            if (stored && inside) {
+              if constexpr (kOp.gate == Gate::interleaved) {
+                const float w[4] = {dh_gate[0], dh_up[0], dh_gate[1], dh_up[1]};
+                store_quad<kOut>(p.store.out, dh_row + 2 * c, w);
+              } else {
+                store_pair<kOut>(p.store.out, dh_row + c, dh_gate[0], dh_gate[1]);
+                store_pair<kOut>(p.store.out, dh_row + n + c, dh_up[0], dh_up[1]);
+              }
+              store_pair<kOut>(p.op.scaled_activation, a_row + c, scaled[0], scaled[1]);
+            }
+          }
+          // The quad holds the row's 64 columns of block b: lanes q ^ 1 and q ^ 2 add theirs, in an
+          // order every lane shares (deterministic).
+          partial += __shfl_xor_sync(0xffffffffu, partial, 1);
+          partial += __shfl_xor_sync(0xffffffffu, partial, 2);
+          const int chunk = t.col0 / 64 + b;
+          if (q == 0 && stored && 64 * chunk < n)
+            p.op.score_grad_partials[static_cast<long long>(r) * p.op.score_grad_row_stride + chunk] = partial;
+        }
+      }
+}
+
+}  // namespace gemmops::kernels::sm90
