@@ -1,7 +1,7 @@
 // kernels/sm90/epilogue_outputs.cuh: the epilogue's second operands, stored by the direct store
 // (epilogue.cuh) beside or in place of out: the forward's pre-activation (v before the activation)
 // and the gated activation's backward (dh, s act(h) and the per-64-column partials of dA act(h)).
-// Simplest correct first: each thread reads the h elements of its own fragment with __ldg and writes
+// Simplest correct first: each thread reads the h elements of its own fragment and writes
 // its own column pairs (a quad covers 16 or 32 contiguous bytes of a row); a TMA ring for h loaded
 // at the tile's start under the main loop, and staged TMA stores, are the later optimisation.
 // Nothing is written back into the accumulators: they stay live into the next tile's MMAs, and a
@@ -41,14 +41,16 @@ __device__ __forceinline__ void unpack(uint32_t w, float& v0, float& v1) {
 }
 
 /// Elements idx, idx + 1 of `base` (idx even: 4- or 8-byte aligned on the host's 16-byte rows).
+/// Plain loads, not __ldg: the read-only path let ptxas hoist a tile's h loads above the earlier
+/// blocks' stores, and the registers they held spilled the 128-accumulator kernels.
 template <ElemType kType>
 __device__ __forceinline__ void load_pair(const void* base, long long idx, float& v0, float& v1) {
   if constexpr (kType == ElemType::fp32) {
-    const float2 f = __ldg(reinterpret_cast<const float2*>(static_cast<const float*>(base) + idx));
+    const float2 f = *reinterpret_cast<const float2*>(static_cast<const float*>(base) + idx);
     v0 = f.x;
     v1 = f.y;
   } else {
-    unpack<kType>(__ldg(reinterpret_cast<const unsigned*>(static_cast<const uint16_t*>(base) + idx)), v0, v1);
+    unpack<kType>(*reinterpret_cast<const unsigned*>(static_cast<const uint16_t*>(base) + idx), v0, v1);
   }
 }
 
@@ -56,13 +58,23 @@ __device__ __forceinline__ void load_pair(const void* base, long long idx, float
 template <ElemType kType>
 __device__ __forceinline__ void load_quad(const void* base, long long idx, float (&v)[4]) {
   if constexpr (kType == ElemType::fp32) {
-    const float4 f = __ldg(reinterpret_cast<const float4*>(static_cast<const float*>(base) + idx));
+    const float4 f = *reinterpret_cast<const float4*>(static_cast<const float*>(base) + idx);
     v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
   } else {
-    const uint2 w = __ldg(reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(base) + idx));
+    const uint2 w = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(base) + idx);
     unpack<kType>(w.x, v[0], v[1]);
     unpack<kType>(w.y, v[2], v[3]);
   }
+}
+
+/// &base[i] for elements of kType.
+template <ElemType kType>
+__device__ __forceinline__ void* element_ptr(void* base, long long i) {
+  return static_cast<char*>(base) + i * elem_bytes(kType);
+}
+template <ElemType kType>
+__device__ __forceinline__ const void* element_ptr(const void* base, long long i) {
+  return static_cast<const char*>(base) + i * elem_bytes(kType);
 }
 
 template <ElemType kType>
@@ -178,27 +190,36 @@ __device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms]
         const bool stored = r < t.row_end;  // the zero tail's rows too (zeros)
         float s = readable ? 1.0f : 0.0f;
         if constexpr (kOp.row_scale) s = readable ? __ldg(p.op.row_scale + r) : 0.0f;
-        const long long h_row = static_cast<long long>(r) * p.op.pre_activation_row_stride;
-        const long long dh_row = static_cast<long long>(r) * p.store.out_row_stride;
-        const long long a_row = static_cast<long long>(r) * p.op.scaled_activation_row_stride;
+        // The row's pointers at the thread's first column: each block's accesses are immediate
+        // offsets from them (indices recomputed per block cost the 256-wide tiles ~40 registers).
+        const long long first = t.col0 + 2 * q;
+        const long long h_first = static_cast<long long>(r) * p.op.pre_activation_row_stride +
+                                  (kOp.gate == Gate::interleaved ? 2 * first : first);
+        const long long dh_first = static_cast<long long>(r) * p.store.out_row_stride +
+                                   (kOp.gate == Gate::interleaved ? 2 * first : first);
+        const void* h_ptr = element_ptr<kOut>(p.op.pre_activation, h_first);
+        const void* h_up_ptr = element_ptr<kOut>(p.op.pre_activation, h_first + n);
+        void* dh_ptr = element_ptr<kOut>(p.store.out, dh_first);
+        void* dh_up_ptr = element_ptr<kOut>(p.store.out, dh_first + n);
+        void* a_ptr = element_ptr<kOut>(p.op.scaled_activation, static_cast<long long>(r) * p.op.scaled_activation_row_stride + first);
+        const int cols_left = n - t.col0 - 2 * q;  // block j's columns lie inside when 8 j < cols_left
 #pragma unroll
         for (int b = 0; b < kTileN / 64; ++b) {
           float partial = 0.0f;
 #pragma unroll
           for (int jj = 0; jj < 8; ++jj) {
             const int j = 8 * b + jj;
-            const int c = t.col0 + 8 * j + 2 * q;  // the thread's product columns c, c + 1
-            const bool inside = c < n;
+            const bool inside = 8 * j < cols_left;  // the thread's product columns c = col0 + 8 j + 2 q, c + 1
             // (gate, up) of columns c and c + 1: zeros where nothing is to be read
             float gate[2] = {0.0f, 0.0f}, up[2] = {0.0f, 0.0f};
             if (readable && inside) {
               if constexpr (kOp.gate == Gate::interleaved) {
                 float w[4];  // h[r, 2c .. 2c + 3] = gate c, up c, gate c + 1, up c + 1
-                load_quad<kOut>(p.op.pre_activation, h_row + 2 * c, w);
+                load_quad<kOut>(h_ptr, 16 * j, w);
                 gate[0] = w[0], up[0] = w[1], gate[1] = w[2], up[1] = w[3];
               } else {
-                load_pair<kOut>(p.op.pre_activation, h_row + c, gate[0], gate[1]);
-                load_pair<kOut>(p.op.pre_activation, h_row + n + c, up[0], up[1]);
+                load_pair<kOut>(h_ptr, 8 * j, gate[0], gate[1]);
+                load_pair<kOut>(h_up_ptr, 8 * j, up[0], up[1]);
               }
             }
             float dh_gate[2], dh_up[2], scaled[2];
@@ -215,12 +236,12 @@ __device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms]
             if (stored && inside) {
               if constexpr (kOp.gate == Gate::interleaved) {
                 const float w[4] = {dh_gate[0], dh_up[0], dh_gate[1], dh_up[1]};
-                store_quad<kOut>(p.store.out, dh_row + 2 * c, w);
+                store_quad<kOut>(dh_ptr, 16 * j, w);
               } else {
-                store_pair<kOut>(p.store.out, dh_row + c, dh_gate[0], dh_gate[1]);
-                store_pair<kOut>(p.store.out, dh_row + n + c, dh_up[0], dh_up[1]);
+                store_pair<kOut>(dh_ptr, 8 * j, dh_gate[0], dh_gate[1]);
+                store_pair<kOut>(dh_up_ptr, 8 * j, dh_up[0], dh_up[1]);
               }
-              store_pair<kOut>(p.op.scaled_activation, a_row + c, scaled[0], scaled[1]);
+              store_pair<kOut>(a_ptr, 8 * j, scaled[0], scaled[1]);
             }
           }
           // The quad holds the row's 64 columns of block b: lanes q ^ 1 and q ^ 2 add theirs, in an
