@@ -37,13 +37,18 @@ const char* name_of(Operand operand) {
     case Operand::x: return "x";
     case Operand::q: return "q";
     case Operand::scales_out: return "scales";
+    case Operand::pre_activation: return "epilogue.pre_activation";
+    case Operand::grad_pre_activation: return "epilogue.activation_grad.pre_activation";
+    case Operand::scaled_activation: return "epilogue.activation_grad.scaled_activation";
+    case Operand::score_grad_partials: return "epilogue.activation_grad.score_grad_partials";
   }
   return "?";
 }
 
 bool is_written(Operand operand) {
   return operand == Operand::out || operand == Operand::workspace || operand == Operand::q ||
-         operand == Operand::scales_out;
+         operand == Operand::scales_out || operand == Operand::pre_activation ||
+         operand == Operand::scaled_activation || operand == Operand::score_grad_partials;
 }
 
 /// "int64", "float64", "torch.int64" -> "int64": the dtype an object says it has, or its DLPack code.
@@ -72,6 +77,10 @@ std::string dtype_name(nb::handle obj, const ReadOnlyArray* array) {
     case Operand::scales_out: rule = "dtype must be fp32"; break;
     case Operand::x: rule = "dtype must be one of bf16, fp32"; break;
     case Operand::q: rule = "dtype must be e4m3"; break;
+    case Operand::pre_activation:
+    case Operand::grad_pre_activation:
+    case Operand::scaled_activation: rule = "dtype must be out's dtype"; break;
+    case Operand::score_grad_partials: rule = "dtype must be fp32"; break;
   }
   throw_status(invalid_argument(message(name_of(operand), rule + "; got " + seen)));
 }
