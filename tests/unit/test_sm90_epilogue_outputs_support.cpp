@@ -111,5 +111,31 @@ TEST(Sm90EpilogueOutputsSupport, are_offered_only_on_request_and_the_rejections_
   EXPECT_GT(offered, 0);
 }
 
+// dA over I columns with B K-major (its N need not be 16-byte aligned).
+GroupedGemmArguments dgated_arguments_k_major(int64_t rows, int64_t i) {
+  const Device cuda = Device::cuda(0);
+  GroupedGemmArguments g{fake(DType::bf16, {rows, 1024}), TensorDesc(DType::bf16, {4, 1024, i}, {1024 * i, 1, 1024}, cuda),
+                         fake(DType::bf16, {rows, 2 * i}), DType::fp32, fake(DType::i32, {4})};
+  g.epilogue = grad_ops(Activation::swiglu, GateLayout::interleaved, DType::bf16, false);
+  g.epilogue.activation_grad = ActivationGrad{fake(DType::bf16, {rows, 2 * i}), fake(DType::bf16, {rows, i}),
+                                              fake(DType::fp32, {rows, score_grad_chunks(i)})};
+  return g;
+}
+
+TEST(Sm90EpilogueOutputsSupport, need_n_a_multiple_of_8_and_take_partials_of_any_row_stride) {
+  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+  // I = 136: three partials a row (12-byte rows) are fine
+  int offered = 0;
+  for (const OperatorPtr& op : get_operators(dgated_arguments_k_major(200, 136), Target::sm(90, true)))
+    offered += is_sm90(op) ? 1 : 0;
+  EXPECT_GT(offered, 0);
+  int named = 0;
+  for (const Rejection& r : get_rejections(dgated_arguments_k_major(200, 132), Target::sm(90, true)))
+    if (is_sm90(r.op) && r.reason.message() == "B: sm90 kernels store the epilogue's second operands in column pairs "
+                                               "on 16-byte rows: B's N must be a multiple of 8; got N 132")
+      ++named;
+  EXPECT_GT(named, 0);
+}
+
 }  // namespace
 }  // namespace gemmops
