@@ -49,19 +49,20 @@ inline constexpr int64_t kScoreGradChunk = 64;
 /// every operator and design, so a caller sizes the buffer before choosing one.
 constexpr int64_t score_grad_chunks(int64_t i) { return (i + kScoreGradChunk - 1) / kScoreGradChunk; }
 
-/// The backward of a gated activation (the MoE down projection's dgrad, "dgated"), fused into the
-/// epilogue of dA = dout x W2^T: the product has I columns, and with the saved pre-activation
-/// h = (gate | up) (2I columns in EpilogueOps::gate_layout) and the per-row score s (row_scale; 1
-/// without), row r and product column c give
+/// The backward of an activation (the MoE down projection's dgrad, "dgated"), fused into the
+/// epilogue of dA = dout x W2^T: the product has I columns, and with the saved pre-activation h and
+/// the per-row score s (row_scale; 1 without), row r and product column c give, for a gated
+/// activation (h = (gate | up), 2I columns in EpilogueOps::gate_layout)
 ///   out[r, gate(c)] = s[r] dA[r, c] d act / d gate,  out[r, up(c)] = s[r] dA[r, c] d act / d up
 ///   (out = dh, 2I columns: concatenated c and I + c, interleaved 2c and 2c + 1)
+/// and for a plain one (h: I columns) out[r, c] = s[r] dA[r, c] act'(h[r, c]) (out = dh, I columns);
 ///   scaled_activation[r, c] = s[r] act(h)[r, c]                       (a' for dW2)
 ///   score_grad_partials[r, j] = sum over c in [64 j, 64 j + 64) of dA[r, c] act(h)[r, c]
 /// all in fp32 from the product before rounding; ds[r] = the sum of row r's partials (summed by the
 /// caller, in column order for bits that do not depend on the operator). M-grouped only; rows past
 /// offsets[G-1] are written only with zero_tail (zeros), like out.
 struct ActivationGrad {
-  TensorDesc pre_activation;       ///< h: input, (TotalM, 2I), out's dtype, last dimension contiguous
+  TensorDesc pre_activation;       ///< h: input, (TotalM, 2I) gated or (TotalM, I), out's dtype, last dimension contiguous
   TensorDesc scaled_activation;    ///< a' = s act(h): output, (TotalM, I), out's dtype, last dimension contiguous
   TensorDesc score_grad_partials;  ///< output, (TotalM, score_grad_chunks(I)), fp32, last dimension contiguous
 };
@@ -90,8 +91,8 @@ struct EpilogueOps {
   /// before the activation, (TotalM, N) over the product's N (2I when gated), out's dtype, last
   /// dimension contiguous. The backward (ActivationGrad) reads it back.
   std::optional<TensorDesc> pre_activation;
-  /// The gated activation's backward in place of the forward (M-grouped only; activation gated, no
-  /// bias, no pre_activation): out is dh with twice the product's columns, row_scale the score s.
+  /// The activation's backward in place of the forward (M-grouped only; an activation, no bias, no
+  /// pre_activation): out is dh (twice the product's columns when gated), row_scale the score s.
   std::optional<ActivationGrad> activation_grad;
 
   /// True when the product is stored as it is.

@@ -1,5 +1,5 @@
 // src/arguments/validate_epilogue_outputs.cpp: the rules of the epilogue's second operands: the
-// forward's pre_activation output and the gated activation's backward (activation_grad)
+// forward's pre_activation output and the activation's backward (activation_grad)
 // SPDX-License-Identifier: Apache-2.0
 #include <string>
 #include <vector>
@@ -48,16 +48,21 @@ Status validate_pre_activation(const EpilogueOps& e, const TensorDesc& B, const 
 }
 
 Status validate_activation_grad(const EpilogueOps& e, const TensorDesc& B, const TensorDesc& out) {
-  if (!is_gated(e.activation))
-    return invalid_argument("epilogue.activation_grad: needs a gated activation (swiglu, swiglu_oss) whose "
-                            "backward it computes; got activation " + std::string(name(e.activation)));
+  if (e.activation == Activation::none)
+    return invalid_argument("epilogue.activation_grad: needs the activation whose backward it computes; got "
+                            "activation none");
   if (e.bias)
     return invalid_argument("epilogue.activation_grad: takes no bias (the product is the gradient dA; the "
                             "forward's bias is already in the saved pre-activation)");
   const ActivationGrad& g = *e.activation_grad;
   const int64_t rows = out.size(0), i = B.size(2);
-  GEMMOPS_TRY(validate_matrix(g.pre_activation, "epilogue.activation_grad.pre_activation", {rows, 2 * i},
-                              "(TotalM, 2I), I = B's N", out.dtype, "out's dtype", out));
+  if (is_gated(e.activation)) {
+    GEMMOPS_TRY(validate_matrix(g.pre_activation, "epilogue.activation_grad.pre_activation", {rows, 2 * i},
+                                "(TotalM, 2I), I = B's N, with a gated activation", out.dtype, "out's dtype", out));
+  } else {
+    GEMMOPS_TRY(validate_matrix(g.pre_activation, "epilogue.activation_grad.pre_activation", {rows, i},
+                                "(TotalM, I), I = B's N, with a plain activation", out.dtype, "out's dtype", out));
+  }
   GEMMOPS_TRY(validate_matrix(g.scaled_activation, "epilogue.activation_grad.scaled_activation", {rows, i},
                               "(TotalM, I), I = B's N", out.dtype, "out's dtype", out));
   return validate_matrix(g.score_grad_partials, "epilogue.activation_grad.score_grad_partials",

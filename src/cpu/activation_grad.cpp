@@ -44,7 +44,27 @@ GatedValue gated_with_derivatives(const EpilogueOps& ops, float gate, float up) 
   return {(u + 1.0f) * g * s, d_gate, d_up};
 }
 
+PlainValue plain_with_derivative(Activation a, float x) {
+  switch (a) {
+    case Activation::silu: {
+      const float s = sigmoid(x);
+      return {x * s, s * (1.0f + x * (1.0f - s))};
+    }
+    case Activation::gelu_tanh: {  // 0.5 x (1 + tanh y) = x sigmoid(z), z = 2y = 2 sqrt(2/pi) (x + 0.044715 x^3)
+      constexpr float kTwoSqrt2OverPi = 1.5957691216057308f;
+      const float s = sigmoid(kTwoSqrt2OverPi * (x + 0.044715f * x * x * x));
+      return {x * s, s + x * s * (1.0f - s) * kTwoSqrt2OverPi * (1.0f + 3.0f * 0.044715f * x * x)};
+    }
+    case Activation::relu_squared: {
+      const float r = x > 0.0f ? x : 0.0f;
+      return {r * r, 2.0f * r};
+    }
+    default: return {x, 1.0f};  // none: validate() refuses it with activation_grad
+  }
+}
+
 void apply_activation_grad(const EpilogueOps& ops, const EpilogueRows& r) {
+  if (!is_gated(ops.activation)) return apply_plain_grad(ops, r);
   const int64_t n = r.n;
   const bool interleaved = ops.gate_layout == GateLayout::interleaved;
   const int64_t chunks = score_grad_chunks(n);
@@ -63,6 +83,27 @@ void apply_activation_grad(const EpilogueOps& ops, const EpilogueRows& r) {
       partials[c / kScoreGradChunk] += da[c] * v.act;
     }
     store_tile(dh.data(), 0, r.out, i, 1, 0, 2 * n);
+    store_tile(scaled.data(), 0, r.scaled_activation, i, 1, 0, n);
+    store_tile(partials.data(), 0, r.score_grad_partials, i, 1, 0, chunks);
+  }
+}
+
+// The plain activations: h, dh and s act(h) have the product's n columns.
+void apply_plain_grad(const EpilogueOps& ops, const EpilogueRows& r) {
+  const int64_t n = r.n, chunks = score_grad_chunks(n);
+  std::vector<float> dh(static_cast<size_t>(n)), scaled(static_cast<size_t>(n)), partials(static_cast<size_t>(chunks));
+  for (int64_t i = 0; i < r.rows; ++i) {
+    const float* da = r.acc + i * r.ld;
+    const std::byte* h = r.h + i * r.h_row_stride * static_cast<int64_t>(size_of(r.h_dtype));
+    const float s = r.row_scale ? r.row_scale[i] : 1.0f;
+    std::fill(partials.begin(), partials.end(), 0.0f);
+    for (int64_t c = 0; c < n; ++c) {
+      const PlainValue v = plain_with_derivative(ops.activation, load(h, r.h_dtype, c));
+      dh[c] = s * da[c] * v.d;
+      scaled[c] = s * v.act;
+      partials[c / kScoreGradChunk] += da[c] * v.act;
+    }
+    store_tile(dh.data(), 0, r.out, i, 1, 0, n);
     store_tile(scaled.data(), 0, r.scaled_activation, i, 1, 0, n);
     store_tile(partials.data(), 0, r.score_grad_partials, i, 1, 0, chunks);
   }

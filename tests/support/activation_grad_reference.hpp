@@ -30,15 +30,42 @@ inline GatedGrad gated_grad(const EpilogueOps& e, double gate, double up) {
           std::abs(up) <= limit ? g * s : 0.0};
 }
 
-/// One row's outputs: dh (2I, in e.gate_layout), s act(h) (I) and the 64-column partials of dA act(h).
+/// act(x) and act'(x) of a plain activation.
+inline GatedGrad plain_grad(Activation a, double x) {
+  const auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  switch (a) {
+    case Activation::silu: return {x * sigmoid(x), sigmoid(x) * (1.0 + x * (1.0 - sigmoid(x))), 0.0};
+    case Activation::gelu_tanh: {  // 0.5 x (1 + tanh y), y = sqrt(2/pi) (x + 0.044715 x^3)
+      const double k = std::sqrt(2.0 / 3.14159265358979323846), t = std::tanh(k * (x + 0.044715 * x * x * x));
+      return {0.5 * x * (1.0 + t), 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x * x), 0.0};
+    }
+    case Activation::relu_squared: return {x > 0 ? x * x : 0.0, x > 0 ? 2.0 * x : 0.0, 0.0};
+    default: return {x, 1.0, 0.0};
+  }
+}
+
+/// One row's outputs: dh (2I, in e.gate_layout; I with a plain activation), s act(h) (I) and the
+/// 64-column partials of dA act(h).
 struct ActivationGradRow {
   std::vector<double> dh, scaled, partials;
 };
 
-/// From one row of dA (I values), of h (2I values, in e.gate_layout) and the row's score s.
+/// From one row of dA (I values), of h (2I values in e.gate_layout, or I) and the row's score s.
 inline ActivationGradRow activation_grad_row(const EpilogueOps& e, const std::vector<double>& da,
                                              const std::vector<double>& h, double s) {
   const auto n = static_cast<int64_t>(da.size());
+  if (!is_gated(e.activation)) {
+    ActivationGradRow r{std::vector<double>(static_cast<size_t>(n)), std::vector<double>(static_cast<size_t>(n)),
+                        std::vector<double>(static_cast<size_t>(score_grad_chunks(n)))};
+    for (int64_t c = 0; c < n; ++c) {
+      const auto k = static_cast<size_t>(c);
+      const GatedGrad v = plain_grad(e.activation, h[k]);  // (d in d_gate)
+      r.dh[k] = s * da[k] * v.d_gate;
+      r.scaled[k] = s * v.act;
+      r.partials[static_cast<size_t>(c / kScoreGradChunk)] += da[k] * v.act;
+    }
+    return r;
+  }
   const bool inter = e.gate_layout == GateLayout::interleaved;
   ActivationGradRow r{std::vector<double>(static_cast<size_t>(2 * n)), std::vector<double>(static_cast<size_t>(n)),
                       std::vector<double>(static_cast<size_t>(score_grad_chunks(n)))};

@@ -1,5 +1,5 @@
 // tests/unit/test_cpu_activation_grad.cpp: the epilogue's second operands on the CPU operators: the
-// gated activation's backward (activation_grad: dh, s act(h), the score-gradient partials) and the
+// activation's backward (activation_grad: dh, s act(h), the score-gradient partials; gated and plain) and the
 // forward's pre_activation, against float64 formulas on ragged M-grouped problems; the derivative
 // formulas themselves against finite differences and at swiglu_oss's clamp bounds
 // SPDX-License-Identifier: Apache-2.0
@@ -46,6 +46,17 @@ TEST(ActivationGradFormula, derivatives_match_central_differences_away_from_the_
   }
 }
 
+TEST(ActivationGradFormula, plain_derivatives_match_central_differences) {
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<double> d(-3.0, 3.0);
+  for (Activation a : {Activation::silu, Activation::gelu_tanh, Activation::relu_squared})
+    for (int i = 0; i < 200; ++i) {
+      const double x = d(rng), h = 1e-6;
+      const double want = (plain_grad(a, x + h).act - plain_grad(a, x - h).act) / (2 * h);
+      EXPECT_NEAR(plain_grad(a, x).d_gate, want, 1e-6 * (1 + std::abs(want))) << name(a) << " x " << x;
+    }
+}
+
 TEST(ActivationGradFormula, swiglu_oss_passes_the_gradient_at_the_clamp_bounds_and_none_past_them) {
   const EpilogueOps e = gated_ops(Activation::swiglu_oss, GateLayout::concatenated, 2.0f);
   const double limit = 2.0, alpha = e.alpha;
@@ -81,16 +92,18 @@ struct GradProblem {
   bool has_scores = false;
 };
 
-GradProblem make_grad_problem(DType out, int64_t n, bool scores, std::mt19937& rng) {
+// h and dh: 2n columns with a gated activation, n with a plain one.
+GradProblem make_grad_problem(DType out, int64_t n, bool gated, bool scores, std::mt19937& rng) {
   GradProblem p;
   const auto groups = static_cast<int64_t>(kEnds.size());
+  const int64_t hn = gated ? 2 * n : n;
   p.n = n;
   p.A = HostTensor::contiguous(DType::bf16, {kTotalM, kK});
   p.B = HostTensor::contiguous(DType::bf16, {groups, kK, n});
-  p.out = HostTensor::contiguous(out, {kTotalM, 2 * n});
+  p.out = HostTensor::contiguous(out, {kTotalM, hn});
   p.offsets = HostTensor::contiguous(DType::i32, {groups});
   for (int64_t g = 0; g < groups; ++g) p.offsets.set(g, kEnds[static_cast<size_t>(g)]);
-  p.h = HostTensor::contiguous(out, {kTotalM, 2 * n});
+  p.h = HostTensor::contiguous(out, {kTotalM, hn});
   p.scaled = HostTensor::contiguous(out, {kTotalM, n});
   p.partials = HostTensor::contiguous(DType::fp32, {kTotalM, score_grad_chunks(n)});
   fill(p.A, rng, -1.0, 1.0);
@@ -143,7 +156,9 @@ void check_grad(Activation a, GateLayout layout, DType out, bool scores, bool ze
   SCOPED_TRACE(std::string(name(a)) + " " + std::string(name(layout)) + " out " + std::string(name(out)) +
                (scores ? " scores" : "") + (zero_tail ? " zero_tail" : "") + " I " + std::to_string(n));
   std::mt19937 rng(99);
-  GradProblem p = make_grad_problem(out, n, scores, rng);
+  const bool gated = is_gated(a);
+  const int64_t hn = gated ? 2 * n : n;
+  GradProblem p = make_grad_problem(out, n, gated, scores, rng);
   const HostTensor out_poison = p.out, scaled_poison = p.scaled, partials_poison = p.partials;
   const EpilogueOps e = gated_ops(a, layout);
   const Arguments args = grad_arguments(p, e, zero_tail);
@@ -159,11 +174,11 @@ void check_grad(Activation a, GateLayout layout, DType out, bool scores, bool ze
   for (int64_t r = 0; r < kTotalM; ++r) {
     ActivationGradRow want;
     if (r < kLastEnd) {
-      std::vector<double> h(static_cast<size_t>(2 * n));
-      for (int64_t c = 0; c < 2 * n; ++c) h[static_cast<size_t>(c)] = p.h.get(r * 2 * n + c);
+      std::vector<double> h(static_cast<size_t>(hn));
+      for (int64_t c = 0; c < hn; ++c) h[static_cast<size_t>(c)] = p.h.get(r * hn + c);
       want = activation_grad_row(e, {da.begin() + r * n, da.begin() + (r + 1) * n}, h, scores ? p.scores.get(r) : 1.0);
     } else if (zero_tail) {
-      want = {std::vector<double>(static_cast<size_t>(2 * n)), std::vector<double>(static_cast<size_t>(n)),
+      want = {std::vector<double>(static_cast<size_t>(hn)), std::vector<double>(static_cast<size_t>(n)),
               std::vector<double>(static_cast<size_t>(score_grad_chunks(n)))};
     }
     ASSERT_EQ(check_row(p.out, out_poison, r, want.dh, "dh"), "");
@@ -177,6 +192,12 @@ TEST(CpuActivationGrad, matches_the_float64_formula_on_ragged_groups_in_both_lay
     for (GateLayout layout : kAllGateLayouts)
       for (DType out : {DType::bf16, DType::fp32})
         for (bool scores : {false, true}) check_grad(a, layout, out, scores, false, 70);  // two chunks, one short
+}
+
+TEST(CpuActivationGrad, the_plain_activations_match_the_float64_formula) {
+  for (Activation a : {Activation::silu, Activation::gelu_tanh, Activation::relu_squared})
+    for (bool scores : {false, true}) check_grad(a, GateLayout::concatenated, DType::bf16, scores, false, 70);
+  check_grad(Activation::relu_squared, GateLayout::concatenated, DType::fp32, true, true, 10);
 }
 
 TEST(CpuActivationGrad, the_zero_tail_writes_zeros_to_every_output_past_the_last_group) {
@@ -262,11 +283,12 @@ TEST(ValidateActivationGrad, out_must_have_twice_the_products_columns) {
       << message_of(g);
 }
 
-TEST(ValidateActivationGrad, needs_a_gated_activation_and_no_bias) {
+TEST(ValidateActivationGrad, needs_an_activation_and_no_bias) {
   GradShapes s;
   GroupedGemmArguments g = s.args();
-  g.epilogue.activation = Activation::silu;
-  EXPECT_NE(message_of(g).find("epilogue.activation_grad: needs a gated activation"), std::string::npos)
+  g.epilogue.activation = Activation::none;
+  EXPECT_NE(message_of(g).find("epilogue.activation_grad: needs the activation whose backward it computes"),
+            std::string::npos)
       << message_of(g);
   g = s.args();
   HostTensor bias = HostTensor::contiguous(DType::fp32, {4, 70});
@@ -278,8 +300,8 @@ TEST(ValidateActivationGrad, each_tensor_names_its_shape_and_dtype_rule) {
   GradShapes s;
   GroupedGemmArguments g = s.args();
   g.epilogue.activation_grad->pre_activation = TensorDesc::contiguous(DType::bf16, {kTotalM, 70});
-  EXPECT_NE(message_of(g).find("epilogue.activation_grad.pre_activation: must have shape (TotalM, 2I), I = B's N = "
-                               "(12, 140); got (12, 70)"),
+  EXPECT_NE(message_of(g).find("epilogue.activation_grad.pre_activation: must have shape (TotalM, 2I), I = B's N, "
+                               "with a gated activation = (12, 140); got (12, 70)"),
             std::string::npos)
       << message_of(g);
   g = s.args();
