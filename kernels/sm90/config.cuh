@@ -41,9 +41,9 @@ struct EpilogueOp {
   bool row_scale = false;           // params.op.row_scale: (rows,) fp32
   // A second output: v before the activation, (rows, N) in out's type, at params.op.pre_activation.
   bool pre_activation = false;
-  // The gated activation's backward (sm90/epilogue_outputs.cuh): the product is dA (N = I columns);
-  // reads h (rows, 2I) at params.op.pre_activation and the score as the row scale, writes dh
-  // (rows, 2I) to out, s act(h) and the per-64-column partials of dA act(h).
+  // The activation's backward (sm90/epilogue_outputs.cuh): the product is dA (N = I columns); reads
+  // h (rows, 2I gated, else I) at params.op.pre_activation and the score as the row scale, writes dh
+  // (h's shape) to out, s act(h) and the per-64-column partials of dA act(h).
   bool activation_grad = false;
 
   GEMMOPS_HD constexpr bool identity() const {

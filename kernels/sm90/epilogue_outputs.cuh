@@ -1,6 +1,6 @@
 // kernels/sm90/epilogue_outputs.cuh: the epilogue's second operands, stored by the direct store
 // (epilogue.cuh) beside or in place of out: the forward's pre-activation (v before the activation)
-// and the gated activation's backward (dh, s act(h) and the per-64-column partials of dA act(h)).
+// and the activation's backward (dh, s act(h) and the per-64-column partials of dA act(h)).
 // Simplest correct first: each thread reads the h elements of its own fragment and writes
 // its own column pairs (a quad covers 16 or 32 contiguous bytes of a row); a TMA ring for h loaded
 // at the tile's start under the main loop, and staged TMA stores, are the later optimisation.
@@ -120,6 +120,21 @@ __device__ __forceinline__ GatedGrad gated_grad(float gate, float up, const OpPa
   }
 }
 
+/// act(x) and act'(x) of a plain activation (the forward's formulas, epilogue_op.cuh), in `act` and `d_gate`.
+template <Act kAct>
+__device__ __forceinline__ GatedGrad plain_grad(float x) {
+  if constexpr (kAct == Act::silu) {
+    const float s = __fdividef(1.0f, 1.0f + __expf(-x));
+    return {x * s, s * (1.0f + x * (1.0f - s)), 0.0f};
+  } else if constexpr (kAct == Act::gelu_tanh) {  // x sigmoid(z), z = 2 sqrt(2/pi) (x + 0.044715 x^3)
+    const float s = __fdividef(1.0f, 1.0f + __expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)));
+    return {x * s, s + x * s * (1.0f - s) * 1.5957691216057308f * (1.0f + 0.134145f * x * x), 0.0f};
+  } else {  // relu_squared
+    const float r = fmaxf(x, 0.0f);
+    return {r * r, 2.0f * r, 0.0f};
+  }
+}
+
 /// Whether accumulator column j (even) of a tile from col0 lies inside the product's n columns. With
 /// B loaded as halves (gated, concatenated) a half's columns run past I, not past n.
 template <EpilogueOp kOp, int kTileN>
@@ -161,9 +176,9 @@ __device__ __forceinline__ void store_pre_activation(const float (&acc)[kAtoms][
       }
 }
 
-/// The gated activation's backward (EpilogueOp::activation_grad; epilogue.hpp's ActivationGrad):
-/// the product is dA (n = I columns); for each element the thread reads its h pair (gate, up) and
-/// the row's score, and writes dh's gate and up elements into out, s act(h) into
+/// The activation's backward (EpilogueOp::activation_grad; epilogue.hpp's ActivationGrad): the
+/// product is dA (n = I columns); for each element the thread reads its h pair (gate, up; a plain
+/// activation: its h) and the row's score, and writes dh's gate and up elements (or its one) into out, s act(h) into
 /// params.op.scaled_activation, and per row and 64 columns one fp32 partial of dA act(h): each
 /// thread sums its 16 elements of the 64, the quad's shuffles finish the row's 64, lane 0 writes.
 /// A warpgroup owns whole rows of a tile (one wgmma spans its width) and tiles start on multiples of
@@ -172,8 +187,10 @@ __device__ __forceinline__ void store_pre_activation(const float (&acc)[kAtoms][
 template <ElemType kOut, EpilogueOp kOp, int kTileN, int kAtoms, int kLen>
 __device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms][kLen], const TileContext& t,
                                                       const GroupedGemmParams& p) {
-  static_assert(kOp.activation_grad && kOp.gated_act() && !kOp.bias && !kOp.split_b(),
-                "the backward of a gated activation, over a plain product");
+  static_assert(kOp.activation_grad && kOp.act != Act::none && !kOp.bias && !kOp.split_b(),
+                "the backward of an activation, over a plain product");
+  constexpr bool kGated = kOp.gated_act();
+  constexpr bool kInterleaved = kGated && kOp.gate == Gate::interleaved;
   static_assert(kTileN % 64 == 0, "a tile covers whole 64-column partials");
   using namespace epilogue_outputs;
   const int tid = threadIdx.x % 128, q = tid % 4;
@@ -194,9 +211,9 @@ __device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms]
         // offsets from them (indices recomputed per block cost the 256-wide tiles ~40 registers).
         const long long first = t.col0 + 2 * q;
         const long long h_first = static_cast<long long>(r) * p.op.pre_activation_row_stride +
-                                  (kOp.gate == Gate::interleaved ? 2 * first : first);
+                                  (kInterleaved ? 2 * first : first);
         const long long dh_first = static_cast<long long>(r) * p.store.out_row_stride +
-                                   (kOp.gate == Gate::interleaved ? 2 * first : first);
+                                   (kInterleaved ? 2 * first : first);
         const void* h_ptr = element_ptr<kOut>(p.op.pre_activation, h_first);
         const void* h_up_ptr = element_ptr<kOut>(p.op.pre_activation, h_first + n);
         void* dh_ptr = element_ptr<kOut>(p.store.out, dh_first);
@@ -213,20 +230,27 @@ __device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms]
             // (gate, up) of columns c and c + 1: zeros where nothing is to be read
             float gate[2] = {0.0f, 0.0f}, up[2] = {0.0f, 0.0f};
             if (readable && inside) {
-              if constexpr (kOp.gate == Gate::interleaved) {
+              if constexpr (kInterleaved) {
                 float w[4];  // h[r, 2c .. 2c + 3] = gate c, up c, gate c + 1, up c + 1
                 load_quad<kOut>(h_ptr, 16 * j, w);
                 gate[0] = w[0], up[0] = w[1], gate[1] = w[2], up[1] = w[3];
-              } else {
+              } else if constexpr (kGated) {
                 load_pair<kOut>(h_ptr, 8 * j, gate[0], gate[1]);
                 load_pair<kOut>(h_up_ptr, 8 * j, up[0], up[1]);
+              } else {  // a plain activation: h in `gate`
+                load_pair<kOut>(h_ptr, 8 * j, gate[0], gate[1]);
               }
             }
             float dh_gate[2], dh_up[2], scaled[2];
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               const float da = t.no_k ? 0.0f : acc[a][4 * j + 2 * h + e];
-              const GatedGrad g = gated_grad<kOp.act>(gate[e], up[e], p.op);
+              GatedGrad g;
+              if constexpr (kGated) {
+                g = gated_grad<kOp.act>(gate[e], up[e], p.op);
+              } else {
+                g = plain_grad<kOp.act>(gate[e]);
+              }
               const float sda = s * da;
               dh_gate[e] = sda * g.d_gate;
               dh_up[e] = sda * g.d_up;
@@ -234,12 +258,12 @@ __device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms]
               partial += da * g.act;
             }
             if (stored && inside) {
-              if constexpr (kOp.gate == Gate::interleaved) {
+              if constexpr (kInterleaved) {
                 const float w[4] = {dh_gate[0], dh_up[0], dh_gate[1], dh_up[1]};
                 store_quad<kOut>(dh_ptr, 16 * j, w);
               } else {
                 store_pair<kOut>(dh_ptr, 8 * j, dh_gate[0], dh_gate[1]);
-                store_pair<kOut>(dh_up_ptr, 8 * j, dh_up[0], dh_up[1]);
+                if constexpr (kGated) store_pair<kOut>(dh_up_ptr, 8 * j, dh_up[0], dh_up[1]);
               }
               store_pair<kOut>(a_ptr, 8 * j, scaled[0], scaled[1]);
             }

@@ -69,7 +69,7 @@ Sm90EpilogueSupport epilogue_support(const Sm90Design& d, DType out) {
   if (out != DType::fp32) s.bias_dtypes.push_back(out);
   s.row_scale = true;
   s.pre_activation = stores_second_operands(d);
-  s.activation_grad = stores_second_operands(d) && splits_into_halves(d);  // the gated activations' rule
+  s.activation_grad = stores_second_operands(d) && splits_into_halves(d);  // (check_design_epilogue)
   return s;
 }
 
@@ -80,6 +80,11 @@ std::string check_design_epilogue(const Sm90Design& d, const EpilogueOps& ops) {
   if ((ops.pre_activation || ops.activation_grad) && !stores_second_operands(d))
     return "epilogue: design " + design_name(d) + " stores by TMA, which does not write " +
            (ops.activation_grad ? "activation_grad's outputs" : "pre_activation") + " yet; its direct-store twins do";
+  // (compiled and checked spill-free on the 128- and 256-wide tiles only; the 192-wide ones hold 192
+  // accumulators a thread)
+  if (ops.activation_grad && !splits_into_halves(d))
+    return "epilogue: activation_grad is served on tiles 128 or 256 wide; design " + design_name(d) + " has " +
+           std::to_string(d.design.tile_n);
   if (is_gated(ops.activation) && !splits_into_halves(d))
     return "epilogue: " + std::string(name(ops.activation)) + " needs a tile width of 128 or 256 (its output tile, "
            "half the product's, is stored in 64-column boxes); design " + design_name(d) + " has " +

@@ -33,12 +33,13 @@ struct OutputsCase {
   std::string label;
 };
 
-// The backward over dA (TotalM 512, I 256): h (512, 512), s act(h) (512, 256), partials (512, 4).
+// The backward over dA (TotalM 512, I 256): h (512, 512; plain: 256), s act(h) (512, 256), partials (512, 4).
 EpilogueOps grad_ops(Activation a, GateLayout g, DType out, bool scores) {
   EpilogueOps ops;
   ops.activation = a;
   ops.gate_layout = g;
-  ops.activation_grad = ActivationGrad{fake(out, {512, 512}), fake(out, {512, 256}), fake(DType::fp32, {512, 4})};
+  ops.activation_grad = ActivationGrad{fake(out, {512, is_gated(a) ? 512 : 256}), fake(out, {512, 256}),
+                                       fake(DType::fp32, {512, 4})};
   if (scores) ops.row_scale = fake(DType::fp32, {512});
   return ops;
 }
@@ -82,6 +83,8 @@ std::vector<OutputsCase> cases() {
     add(d, DType::fp32, grad_ops(Activation::swiglu, GateLayout::interleaved, DType::fp32, true));
     add(d, DType::bf16, pre_ops(Activation::swiglu_oss, GateLayout::interleaved, DType::bf16, false));
     add(d, DType::bf16, pre_ops(Activation::silu, GateLayout::concatenated, DType::bf16, true));
+    for (Activation a : {Activation::silu, Activation::gelu_tanh, Activation::relu_squared})
+      add(d, DType::bf16, grad_ops(a, GateLayout::concatenated, DType::bf16, true));
   }
   return out;
 }

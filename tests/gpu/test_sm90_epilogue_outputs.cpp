@@ -1,8 +1,8 @@
 // tests/gpu/test_sm90_epilogue_outputs.cpp: the sm90 operators' epilogue second operands against the
 // float64 formulas on ragged M-grouped problems (an empty and a 1-row group, tile +- 1 rows, rows
-// past offsets[G-1] untouched or zeros with zero_tail, I not a multiple of 64): the gated
-// activation's backward (dh in both gate layouts, s act(h), the score-gradient partials; swiglu and
-// swiglu_oss with clamps that bite) and the forward's pre_activation. Trial paths: asked for with
+// past offsets[G-1] untouched or zeros with zero_tail, I not a multiple of 64): the activation's
+// backward (dh in both gate layouts, s act(h), the score-gradient partials; swiglu and swiglu_oss with
+// clamps that bite, and the plain activations) and the forward's pre_activation. Trial paths: asked for with
 // GEMMOPS_TRIAL_DESIGNS=1. Skipped with the reason where no sm_90a device is.
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
@@ -43,6 +43,9 @@ const std::vector<OutputsCase>& cases() {
       // A small limit, so that the clamps of gate and up both bite (and h lands on them).
       {"grad_swiglu_oss_concatenated_scores", true, Activation::swiglu_oss, GateLayout::concatenated, true, 0.75f},
       {"grad_swiglu_oss_interleaved_scores", true, Activation::swiglu_oss, GateLayout::interleaved, true, 0.75f},
+      {"grad_silu_scores", true, Activation::silu, GateLayout::concatenated, true},
+      {"grad_gelu_tanh", true, Activation::gelu_tanh, GateLayout::concatenated, false},
+      {"grad_relu_squared_scores", true, Activation::relu_squared, GateLayout::concatenated, true},
       {"pre_swiglu_concatenated_bias", false, Activation::swiglu, GateLayout::concatenated, true},
       {"pre_swiglu_oss_interleaved", false, Activation::swiglu_oss, GateLayout::interleaved, false, 0.75f},
       {"pre_silu_bias", false, Activation::silu, GateLayout::concatenated, true},
@@ -91,11 +94,12 @@ OutputsProblem make_outputs_problem(const ProblemSpec& spec, const OutputsCase& 
   const int64_t last_end = p.host.ends.empty() ? 0 : p.host.ends.back();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (c.grad) {
-    p.out = HostTensor::contiguous(spec.out, {p.rows, 2 * p.n});
-    p.h = HostTensor::contiguous(spec.out, {p.rows, 2 * p.n});
+    const int64_t hn = is_gated(c.act) ? 2 * p.n : p.n;  // h and dh
+    p.out = HostTensor::contiguous(spec.out, {p.rows, hn});
+    p.h = HostTensor::contiguous(spec.out, {p.rows, hn});
     fill_random(p.h, rng, -3.0, 3.0);
     for (int64_t r = 0; r < p.rows; ++r)  // some h exactly on the clamps (bf16 holds 0.75)
-      p.h.set(r * 2 * p.n + r % (2 * p.n), r % 2 ? c.limit : -c.limit);
+      p.h.set(r * hn + r % hn, r % 2 ? c.limit : -c.limit);
     p.scaled = HostTensor::contiguous(spec.out, {p.rows, p.n});
     p.partials = HostTensor::contiguous(DType::fp32, {p.rows, score_grad_chunks(p.n)});
     p.scaled.poison();
@@ -105,7 +109,7 @@ OutputsProblem make_outputs_problem(const ProblemSpec& spec, const OutputsCase& 
       fill_random(p.scores, rng, 0.25, 1.5);
     }
     for (int64_t r = last_end; r < p.rows; ++r) {
-      for (int64_t col = 0; col < 2 * p.n; ++col) p.h.set(r * 2 * p.n + col, nan);
+      for (int64_t col = 0; col < hn; ++col) p.h.set(r * hn + col, nan);
       if (c.scores_or_bias) p.scores.set(r, nan);
     }
   } else {
@@ -144,9 +148,9 @@ EpilogueOps ops_of(const OutputsCase& c) {
 /// dh, s act(h) and the partials (backward), or the pre-activation (forward), per epilogue.hpp.
 Expected expected(const OutputsProblem& p, const OutputsCase& c, std::optional<GateLayout> gate = {}) {
   const Reference product = reference_result(p.host.arguments());
-  const int64_t n = p.n, chunks = score_grad_chunks(n);
+  const int64_t n = p.n, chunks = score_grad_chunks(n), hn = is_gated(c.act) ? 2 * n : n;
   const int64_t last_end = p.host.ends.empty() ? 0 : p.host.ends.back();
-  Expected e{sized(p.rows * 2 * n), sized(p.rows * n), sized(p.rows * chunks)};
+  Expected e{sized(p.rows * hn), sized(p.rows * n), sized(p.rows * chunks)};
   EpilogueOps ops = ops_of(c);
   if (gate) ops.gate_layout = *gate;
   for (int64_t r = 0, g = 0; r < p.rows; ++r) {
@@ -161,14 +165,14 @@ Expected expected(const OutputsProblem& p, const OutputsCase& c, std::optional<G
     };
     std::vector<double> acc(product.values.begin() + r * n, product.values.begin() + (r + 1) * n);
     if (c.grad) {
-      ActivationGradRow row{std::vector<double>(static_cast<size_t>(2 * n)), std::vector<double>(static_cast<size_t>(n)),
+      ActivationGradRow row{std::vector<double>(static_cast<size_t>(hn)), std::vector<double>(static_cast<size_t>(n)),
                             std::vector<double>(static_cast<size_t>(chunks))};
       if (!tail) {
-        std::vector<double> h(static_cast<size_t>(2 * n));
-        for (int64_t col = 0; col < 2 * n; ++col) h[static_cast<size_t>(col)] = p.h.get(r * 2 * n + col);
+        std::vector<double> h(static_cast<size_t>(hn));
+        for (int64_t col = 0; col < hn; ++col) h[static_cast<size_t>(col)] = p.h.get(r * hn + col);
         row = activation_grad_row(ops, acc, h, c.scores_or_bias ? p.scores.get(r) : 1.0);
       }
-      mark(e.out, 2 * n, row.dh);
+      mark(e.out, hn, row.dh);
       mark(e.second, n, row.scaled);
       mark(e.partials, chunks, row.partials);
     } else {

@@ -1,5 +1,5 @@
 # tests/python/test_epilogue_outputs.py: gemmops.torch's training-step helpers against torch autograd:
-# grouped_mm_dgated (the gated activation's backward fused into dA's store: dh, s * act(h), ds) and
+# grouped_mm_dgated (the activation's backward fused into dA's store: dh, s * act(h), ds) and
 # grouped_mm_with_pre_activation (the forward keeping h), on the CPU operators always and on the GPU
 # (trial paths, asked for with GEMMOPS_TRIAL_DESIGNS=1) where one is
 # SPDX-License-Identifier: Apache-2.0
@@ -14,7 +14,13 @@ DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
 
 def act(h, activation, gate_layout, alpha=1.702, limit=7.0):
-    """The gated activation in torch ops (autograd gives its backward, clamps as torch passes them)."""
+    """The activation in torch ops (autograd gives its backward, clamps as torch passes them)."""
+    if activation == "silu":
+        return torch.nn.functional.silu(h)
+    if activation == "gelu_tanh":
+        return torch.nn.functional.gelu(h, approximate="tanh")
+    if activation == "relu_squared":
+        return torch.relu(h) ** 2
     i = h.shape[-1] // 2
     g, u = (h[:, :i], h[:, i:]) if gate_layout == "concatenated" else (h[:, 0::2], h[:, 1::2])
     if activation == "swiglu":
@@ -48,10 +54,15 @@ def product(a, b, ends):
 @pytest.mark.parametrize("activation,gate_layout,limit", [("swiglu", "concatenated", 7.0),
                                                           ("swiglu", "interleaved", 7.0),
                                                           ("swiglu_oss", "concatenated", 1.0),
-                                                          ("swiglu_oss", "interleaved", 1.0)])
+                                                          ("swiglu_oss", "interleaved", 1.0),
+                                                          ("silu", "concatenated", 7.0),
+                                                          ("gelu_tanh", "concatenated", 7.0),
+                                                          ("relu_squared", "concatenated", 7.0)])
 def test_grouped_mm_dgated_matches_torch_autograd(device, activation, gate_layout, limit, monkeypatch):
     monkeypatch.setenv("GEMMOPS_TRIAL_DESIGNS", "1")
     dout, w, ends, h, s = problem(device)
+    if activation not in ("swiglu", "swiglu_oss"):
+        h = h[:, : w.shape[-1]].contiguous()  # a plain activation's h has I columns
     got = gt.grouped_mm_dgated(dout, w, ends, h, s, activation, gate_layout, limit=limit)
     assert got is not None  # an operator serves it on this device (trial on the GPU)
     dh, scaled, ds = got

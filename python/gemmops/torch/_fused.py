@@ -106,15 +106,16 @@ def grouped_mm_dgated(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, h: t
                       scores: Optional[torch.Tensor] = None, activation: str = "swiglu",
                       gate_layout: str = "concatenated", alpha: float = 1.702, limit: float = 7.0
                       ) -> Optional[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
-    """The MoE down projection's dgrad with the gated activation's backward fused into its store:
+    """The MoE down projection's dgrad with the activation's backward fused into its store:
     dA = a[rows of g] @ b[g] (a = dout rows (S, H), b = W2 transposed (G, H, I)), and from the saved
-    pre-activation h (S, 2I) and the routing scores s (S,) fp32 (1 without):
-    returns (dh, s * act(h), ds): dh (S, 2I) in gate_layout = s * dA * d act/d (gate | up), the
+    pre-activation h (S, 2I gated, else (S, I)) and the routing scores s (S,) fp32 (1 without):
+    returns (dh, s * act(h), ds): dh (h's shape; gated: in gate_layout) = s * dA * d act/d (gate | up), the
     scaled activation (S, I) for dW2, and ds[r] = sum_c dA[r, c] act(h)[r, c] (fp32, (S,)), the sum
     of the kernel's per-64-column partials in column order. Rows past offs[-1] are zeros. None when
     no operator serves it here. No autograd."""
     rows, i = a.shape[0], b.shape[-1]
-    dh = torch.empty((rows, 2 * i), dtype=a.dtype, device=a.device)
+    gated = activation in ("swiglu", "swiglu_oss")
+    dh = torch.empty((rows, 2 * i if gated else i), dtype=a.dtype, device=a.device)
     scaled = torch.empty((rows, i), dtype=a.dtype, device=a.device)
     partials = torch.empty((rows, _core.score_grad_chunks(i)), dtype=torch.float32, device=a.device)
     try:
