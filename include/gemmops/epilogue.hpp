@@ -62,7 +62,8 @@ constexpr int64_t score_grad_chunks(int64_t i) { return (i + kScoreGradChunk - 1
 /// caller, in column order for bits that do not depend on the operator). M-grouped only; rows past
 /// offsets[G-1] are written only with zero_tail (zeros), like out.
 struct ActivationGrad {
-  TensorDesc pre_activation;       ///< h: input, (TotalM, 2I) gated or (TotalM, I), out's dtype, last dimension contiguous
+  /// h: input, (TotalM, 2I) gated or (TotalM, I) plain, out's dtype, last dimension contiguous
+  TensorDesc pre_activation;
   TensorDesc scaled_activation;    ///< a' = s act(h): output, (TotalM, I), out's dtype, last dimension contiguous
   TensorDesc score_grad_partials;  ///< output, (TotalM, score_grad_chunks(I)), fp32, last dimension contiguous
 };

@@ -96,7 +96,8 @@ __device__ __forceinline__ void store_quad(void* base, long long idx, const floa
   if constexpr (kType == ElemType::fp32) {
     *reinterpret_cast<float4*>(static_cast<float*>(base) + idx) = make_float4(v[0], v[1], v[2], v[3]);
   } else {
-    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(base) + idx) = make_uint2(pack<kType>(v[0], v[1]), pack<kType>(v[2], v[3]));
+    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(base) + idx) =
+        make_uint2(pack<kType>(v[0], v[1]), pack<kType>(v[2], v[3]));
   }
 }
 
@@ -218,7 +219,8 @@ __device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms]
         const void* h_up_ptr = element_ptr<kOut>(p.op.pre_activation, h_first + n);
         void* dh_ptr = element_ptr<kOut>(p.store.out, dh_first);
         void* dh_up_ptr = element_ptr<kOut>(p.store.out, dh_first + n);
-        void* a_ptr = element_ptr<kOut>(p.op.scaled_activation, static_cast<long long>(r) * p.op.scaled_activation_row_stride + first);
+        void* a_ptr = element_ptr<kOut>(p.op.scaled_activation,
+                                        static_cast<long long>(r) * p.op.scaled_activation_row_stride + first);
         const int cols_left = n - t.col0 - 2 * q;  // block j's columns lie inside when 8 j < cols_left
 #pragma unroll
         for (int b = 0; b < kTileN / 64; ++b) {

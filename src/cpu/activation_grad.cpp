@@ -68,7 +68,8 @@ void apply_activation_grad(const EpilogueOps& ops, const EpilogueRows& r) {
   const int64_t n = r.n;
   const bool interleaved = ops.gate_layout == GateLayout::interleaved;
   const int64_t chunks = score_grad_chunks(n);
-  std::vector<float> dh(static_cast<size_t>(2 * n)), scaled(static_cast<size_t>(n)), partials(static_cast<size_t>(chunks));
+  std::vector<float> dh(static_cast<size_t>(2 * n)), scaled(static_cast<size_t>(n));
+  std::vector<float> partials(static_cast<size_t>(chunks));
   for (int64_t i = 0; i < r.rows; ++i) {
     const float* da = r.acc + i * r.ld;
     const std::byte* h = r.h + i * r.h_row_stride * static_cast<int64_t>(size_of(r.h_dtype));
@@ -91,7 +92,8 @@ void apply_activation_grad(const EpilogueOps& ops, const EpilogueRows& r) {
 // The plain activations: h, dh and s act(h) have the product's n columns.
 void apply_plain_grad(const EpilogueOps& ops, const EpilogueRows& r) {
   const int64_t n = r.n, chunks = score_grad_chunks(n);
-  std::vector<float> dh(static_cast<size_t>(n)), scaled(static_cast<size_t>(n)), partials(static_cast<size_t>(chunks));
+  std::vector<float> dh(static_cast<size_t>(n)), scaled(static_cast<size_t>(n));
+  std::vector<float> partials(static_cast<size_t>(chunks));
   for (int64_t i = 0; i < r.rows; ++i) {
     const float* da = r.acc + i * r.ld;
     const std::byte* h = r.h + i * r.h_row_stride * static_cast<int64_t>(size_of(r.h_dtype));

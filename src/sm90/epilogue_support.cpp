@@ -32,7 +32,8 @@ bool stores_second_operands(const Sm90Design& d) { return d.design.epilogue != E
 // score-gradient partials are written one fp32 at a time.
 Status check_second_operand(const TensorDesc& t, const char* role) {
   const auto bytes = static_cast<int64_t>(size_of(t.dtype));
-  if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0 || (t.numel() > 0 && t.size(0) > 1 && t.stride(0) * bytes % 16 != 0))
+  const bool rows_aligned = t.numel() == 0 || t.size(0) <= 1 || t.stride(0) * bytes % 16 == 0;
+  if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0 || !rows_aligned)
     return unsupported(std::string(role) + ": sm90 kernels need its data 16-byte aligned and its row stride a multiple "
                        "of 16 bytes; got " + t.describe());
   return Status::ok();

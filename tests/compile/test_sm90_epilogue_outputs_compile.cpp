@@ -106,7 +106,8 @@ TEST_P(Sm90EpilogueOutputsCompile, compiles_spill_free_with_wgmma_asynchronous) 
   if (auto api = jit::nvrtc(); !api) GTEST_SKIP() << api.status().message();
   const OutputsCase& c = GetParam();
   ASSERT_EQ(sm90::check_design_epilogue(*c.design, c.ops), "");
-  jit::CompileRequest req = sm90::make_compile_request(*c.design, DType::bf16, c.out, Major::k, c.ops, Target::sm(90, true));
+  jit::CompileRequest req =
+      sm90::make_compile_request(*c.design, DType::bf16, c.out, Major::k, c.ops, Target::sm(90, true));
   ASSERT_EQ(req.name_expressions.size(), 1u);
   EXPECT_NE(req.name_expressions[0].find(c.ops.activation_grad ? ".activation_grad = true" : ".pre_activation = true"),
             std::string::npos)

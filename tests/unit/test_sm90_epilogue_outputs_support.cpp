@@ -46,7 +46,8 @@ TEST(Sm90EpilogueOutputsSupport, the_tma_store_designs_refuse_the_second_operand
     if (d.design.epilogue == Epilogue::tma_store) {
       ++tma;
       EXPECT_FALSE(s.activation_grad || s.pre_activation) << d.design.to_string();
-      EXPECT_NE(why.find("stores by TMA, which does not write activation_grad's outputs yet"), std::string::npos) << why;
+      EXPECT_NE(why.find("stores by TMA, which does not write activation_grad's outputs yet"), std::string::npos)
+          << why;
     } else {
       ++direct;
       EXPECT_TRUE(s.pre_activation) << d.design.to_string();
@@ -62,7 +63,8 @@ TEST(Sm90EpilogueOutputsSupport, the_instantiation_names_the_second_operands_and
   const std::string grad = sm90::instantiation_text(sm90::make_kernel_config(
       d, DType::bf16, DType::bf16, Major::k, Major::k, false,
       sm90::kernel_op(grad_ops(Activation::swiglu_oss, GateLayout::interleaved, DType::bf16, true))));
-  EXPECT_NE(grad.find(".act = gemmops::kernels::sm90::Act::swiglu_oss, .gate = gemmops::kernels::sm90::Gate::interleaved"),
+  EXPECT_NE(grad.find(".act = gemmops::kernels::sm90::Act::swiglu_oss, "
+                      ".gate = gemmops::kernels::sm90::Gate::interleaved"),
             std::string::npos)
       << grad;
   EXPECT_NE(grad.find(".row_scale = true, .activation_grad = true}"), std::string::npos) << grad;
@@ -92,8 +94,9 @@ TEST(Sm90EpilogueOutputsSupport, are_offered_only_on_request_and_the_rejections_
     EXPECT_FALSE(is_sm90(op)) << op->name() << " offers activation_grad without the opt-in";
   int named = 0;
   for (const Rejection& r : get_rejections(args, Target::sm(90, true)))
-    if (is_sm90(r.op) && r.reason.message().find("epilogue.activation_grad has not yet passed the GPU suite on this "
-                                                 "operator: offered only with GEMMOPS_TRIAL_DESIGNS=1") != std::string::npos)
+    if (is_sm90(r.op) &&
+        r.reason.message().find("epilogue.activation_grad has not yet passed the GPU suite on this operator: offered "
+                                "only with GEMMOPS_TRIAL_DESIGNS=1") != std::string::npos)
       ++named;
   EXPECT_GT(named, 0);
   // Another signature: support answers are remembered per signature (the opt-in is read per answer).
@@ -114,8 +117,9 @@ TEST(Sm90EpilogueOutputsSupport, are_offered_only_on_request_and_the_rejections_
 // dA over I columns with B K-major (its N need not be 16-byte aligned).
 GroupedGemmArguments dgated_arguments_k_major(int64_t rows, int64_t i) {
   const Device cuda = Device::cuda(0);
-  GroupedGemmArguments g{fake(DType::bf16, {rows, 1024}), TensorDesc(DType::bf16, {4, 1024, i}, {1024 * i, 1, 1024}, cuda),
-                         fake(DType::bf16, {rows, 2 * i}), DType::fp32, fake(DType::i32, {4})};
+  const TensorDesc b(DType::bf16, {4, 1024, i}, {1024 * i, 1, 1024}, cuda);
+  GroupedGemmArguments g{fake(DType::bf16, {rows, 1024}), b, fake(DType::bf16, {rows, 2 * i}), DType::fp32,
+                         fake(DType::i32, {4})};
   g.epilogue = grad_ops(Activation::swiglu, GateLayout::interleaved, DType::bf16, false);
   g.epilogue.activation_grad = ActivationGrad{fake(DType::bf16, {rows, 2 * i}), fake(DType::bf16, {rows, i}),
                                               fake(DType::fp32, {rows, score_grad_chunks(i)})};
