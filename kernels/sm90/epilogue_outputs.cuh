@@ -136,17 +136,6 @@ __device__ __forceinline__ GatedGrad plain_grad(float x) {
   }
 }
 
-/// Whether accumulator column j (even) of a tile from col0 lies inside the product's n columns. With
-/// B loaded as halves (gated, concatenated) a half's columns run past I, not past n.
-template <EpilogueOp kOp, int kTileN>
-__device__ __forceinline__ bool column_inside(int col0, int j, int n) {
-  if constexpr (kOp.split_b()) {
-    return col0 / 2 + (j < kTileN / 2 ? j : j - kTileN / 2) < n / 2;
-  } else {
-    return col0 + j < n;
-  }
-}
-
 }  // namespace epilogue_outputs
 
 /// The forward's pre-activation: v = acc (the accumulators start from the bias) at the product's
@@ -160,19 +149,28 @@ __device__ __forceinline__ void store_pre_activation(const float (&acc)[kAtoms][
   const int r_lo = t.row0 + (tid / 32) * 16 + (tid % 32) / 4;
   const int n = p.scheduler.n;
   const bool zeros = !kOp.bias && t.no_k;  // nothing set the registers
+  // The thread's first product column, and the columns left from it: with B loaded as halves
+  // (gated, concatenated) the second half's blocks are n / 2 columns on, and a half ends at I.
+  constexpr int kHalfBlocks = kOp.split_b() ? kTileN / 16 : kTileN / 8;
+  const int first = (kOp.split_b() ? t.col0 / 2 : t.col0) + 2 * q;
+  const int cols_left = (kOp.split_b() ? n / 2 : n) - first;
 #pragma unroll
   for (int a = 0; a < kAtoms; ++a)
     if (a < t.live_atoms)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int r = r_lo + 64 * a + 8 * h;
-        const long long row = static_cast<long long>(r) * p.op.pre_activation_row_stride;
+        // The row's pointer at the first column: every block's store is an immediate offset from it
+        // (or from the up half's, n / 2 on); indices per block spilled the 192-accumulator kernels.
+        void* row = epilogue_outputs::element_ptr<kOut>(
+            p.op.pre_activation, static_cast<long long>(r) * p.op.pre_activation_row_stride + first);
+        void* row_up = epilogue_outputs::element_ptr<kOut>(row, n / 2);
 #pragma unroll
         for (int j = 0; j < kTileN / 8; ++j) {
-          const int c = epilogue_op::product_col<kOp, kTileN>(t.col0, 8 * j + 2 * q, n);
+          const int jh = j % kHalfBlocks;  // the block within its half
           const float v0 = zeros ? 0.0f : acc[a][4 * j + 2 * h], v1 = zeros ? 0.0f : acc[a][4 * j + 2 * h + 1];
-          if (r < t.row_end && epilogue_outputs::column_inside<kOp, kTileN>(t.col0, 8 * j + 2 * q, n))
-            epilogue_outputs::store_pair<kOut>(p.op.pre_activation, row + c, v0, v1);
+          if (r < t.row_end && 8 * jh < cols_left)
+            epilogue_outputs::store_pair<kOut>(j < kHalfBlocks ? row : row_up, 8 * jh, v0, v1);
         }
       }
 }

@@ -73,7 +73,15 @@ std::vector<OutputsCase> cases() {
   auto add = [&](const Sm90Design& d, DType o, EpilogueOps ops) { out.push_back({&d, o, ops, label(d, o, ops)}); };
   for (const Sm90Design& d : sm90::sm90_designs()) {
     const EpilogueOps grad = grad_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16, true);
-    if (!sm90::check_design_epilogue(d, grad).empty()) continue;
+    if (!sm90::check_design_epilogue(d, grad).empty()) {
+      // The 192-wide direct-store designs keep the pre-activation of the plain activations.
+      const EpilogueOps pre = pre_ops(Activation::silu, GateLayout::concatenated, DType::bf16, true);
+      if (sm90::check_design_epilogue(d, pre).empty()) {
+        add(d, DType::bf16, pre);
+        add(d, DType::bf16, pre_ops(Activation::relu_squared, GateLayout::concatenated, DType::bf16, false));
+      }
+      continue;
+    }
     add(d, DType::bf16, grad);
     add(d, DType::bf16, pre_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16, true));
     const std::string n = d.design.to_string();
