@@ -81,8 +81,8 @@ std::string check_design_epilogue(const Sm90Design& d, const EpilogueOps& ops) {
   if ((ops.pre_activation || ops.activation_grad) && !stores_second_operands(d))
     return "epilogue: design " + design_name(d) + " stores by TMA, which does not write " +
            (ops.activation_grad ? "activation_grad's outputs" : "pre_activation") + " yet; its direct-store twins do";
-  // (compiled and checked spill-free on the 128- and 256-wide tiles only; the 192-wide ones hold 192
-  // accumulators a thread)
+  // (spill-free on the 128- and 256-wide tiles; on the 192-wide ping-pong, 192 accumulators a thread,
+  // the plain activations' backward spilled ~160 bytes, and the gated ones' metadata follows the forward's)
   if (ops.activation_grad && !splits_into_halves(d))
     return "epilogue: activation_grad is served on tiles 128 or 256 wide; design " + design_name(d) + " has " +
            std::to_string(d.design.tile_n);
