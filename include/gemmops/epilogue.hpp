@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -42,6 +43,31 @@ std::string_view name(GateLayout g);
 /// The gate layout named `text` (one of name()'s answers); nullopt otherwise.
 std::optional<GateLayout> parse_gate_layout(std::string_view text);
 
+/// Product columns each score-gradient partial sums (ActivationGrad::score_grad_partials).
+inline constexpr int64_t kScoreGradChunk = 64;
+/// Columns of the score-gradient partials for a product of `i` columns: ceil(i / 64). The same for
+/// every operator and design, so a caller sizes the buffer before choosing one.
+constexpr int64_t score_grad_chunks(int64_t i) { return (i + kScoreGradChunk - 1) / kScoreGradChunk; }
+
+/// The backward of an activation (the MoE down projection's dgrad, "dgated"), fused into the
+/// epilogue of dA = dout x W2^T: the product has I columns, and with the saved pre-activation h and
+/// the per-row score s (row_scale; 1 without), row r and product column c give, for a gated
+/// activation (h = (gate | up), 2I columns in EpilogueOps::gate_layout)
+///   out[r, gate(c)] = s[r] dA[r, c] d act / d gate,  out[r, up(c)] = s[r] dA[r, c] d act / d up
+///   (out = dh, 2I columns: concatenated c and I + c, interleaved 2c and 2c + 1)
+/// and for a plain one (h: I columns) out[r, c] = s[r] dA[r, c] act'(h[r, c]) (out = dh, I columns);
+///   scaled_activation[r, c] = s[r] act(h)[r, c]                       (a' for dW2)
+///   score_grad_partials[r, j] = sum over c in [64 j, 64 j + 64) of dA[r, c] act(h)[r, c]
+/// all in fp32 from the product before rounding; ds[r] = the sum of row r's partials (summed by the
+/// caller, in column order for bits that do not depend on the operator). M-grouped only; rows past
+/// offsets[G-1] are written only with zero_tail (zeros), like out.
+struct ActivationGrad {
+  /// h: input, (TotalM, 2I) gated or (TotalM, I) plain, out's dtype, last dimension contiguous
+  TensorDesc pre_activation;
+  TensorDesc scaled_activation;    ///< a' = s act(h): output, (TotalM, I), out's dtype, last dimension contiguous
+  TensorDesc score_grad_partials;  ///< output, (TotalM, score_grad_chunks(I)), fp32, last dimension contiguous
+};
+
 /// The epilogue of an M-grouped, dense or batched GEMM. With every field at its default the product
 /// is stored as it is. Otherwise, per element of the product (row r of group g, column c):
 ///   v = acc[r, c] + bias[g, c]            (bias present)
@@ -62,8 +88,18 @@ struct EpilogueOps {
   /// offsets[G-1] included), (G, MaxM) masked, (M,) dense, (L, M) batched. MoE routing weights are one.
   std::optional<TensorDesc> row_scale;
 
+  /// A second output (M-grouped only; an activation required): the pre-activation v = acc + bias
+  /// before the activation, (TotalM, N) over the product's N (2I when gated), out's dtype, last
+  /// dimension contiguous. The backward (ActivationGrad) reads it back.
+  std::optional<TensorDesc> pre_activation;
+  /// The activation's backward in place of the forward (M-grouped only; an activation, no bias, no
+  /// pre_activation): out is dh (twice the product's columns when gated), row_scale the score s.
+  std::optional<ActivationGrad> activation_grad;
+
   /// True when the product is stored as it is.
-  bool empty() const { return activation == Activation::none && !bias && !row_scale; }
+  bool empty() const {
+    return activation == Activation::none && !bias && !row_scale && !pre_activation && !activation_grad;
+  }
 };
 
 }  // namespace gemmops

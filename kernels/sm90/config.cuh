@@ -39,10 +39,23 @@ struct EpilogueOp {
   bool bias = false;                // params.op.bias: (G, N) per group and product column
   ElemType bias_type = ElemType::fp32;  // fp32, or out's 16-bit type
   bool row_scale = false;           // params.op.row_scale: (rows,) fp32
+  // A second output: v before the activation, (rows, N) in out's type, at params.op.pre_activation.
+  bool pre_activation = false;
+  // The activation's backward (sm90/epilogue_outputs.cuh): the product is dA (N = I columns); reads
+  // h (rows, 2I gated, else I) at params.op.pre_activation and the score as the row scale, writes dh
+  // (h's shape) to out, s act(h) and the per-64-column partials of dA act(h).
+  bool activation_grad = false;
 
-  GEMMOPS_HD constexpr bool identity() const { return act == Act::none && !bias && !row_scale; }
+  GEMMOPS_HD constexpr bool identity() const {
+    return act == Act::none && !bias && !row_scale && !pre_activation && !activation_grad;
+  }
   GEMMOPS_HD constexpr bool operator==(const EpilogueOp&) const = default;
-  GEMMOPS_HD constexpr bool gated() const { return act == Act::swiglu || act == Act::swiglu_oss; }
+  /// The activation pairs gate and up columns (forward or backward).
+  GEMMOPS_HD constexpr bool gated_act() const { return act == Act::swiglu || act == Act::swiglu_oss; }
+  /// The forward of a gated activation: out has half the product's columns.
+  GEMMOPS_HD constexpr bool gated() const { return gated_act() && !activation_grad; }
+  /// Stores more than out (the second operands, sm90/epilogue_outputs.cuh).
+  GEMMOPS_HD constexpr bool second_operands() const { return pre_activation || activation_grad; }
   /// Gated and concatenated: B's tile is loaded as two halves (gate columns, then the matching up
   /// columns), so accumulator column j pairs with j + TILE_N / 2 in the same thread.
   GEMMOPS_HD constexpr bool split_b() const { return gated() && gate == Gate::concatenated; }

@@ -3,7 +3,8 @@
 // Rows at or past the group's end row belong to the next group (or to nobody) and are never
 // stored; columns past N neither. A store mechanism: the fused op (activation, row scale; the bias
 // is where the accumulators start) is applied to each element as it is read for the store
-// (epilogue_op.cuh), through the store() signature both mechanisms share.
+// (epilogue_op.cuh), through the store() signature both mechanisms share. The second operands
+// (pre-activation, the gated activation's backward) are stored here only (epilogue_outputs.cuh).
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -12,6 +13,7 @@
 #include "ptx/warp.cuh"
 #include "sm90/config.cuh"
 #include "sm90/epilogue_op.cuh"
+#include "sm90/epilogue_outputs.cuh"
 #include "sm90/params.cuh"
 
 namespace gemmops::kernels::sm90 {
@@ -24,6 +26,11 @@ struct StoreEpilogue {
   template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, int kLen>
   __device__ __forceinline__ static void store(float (&acc)[kAtoms][kLen], const TileContext& t,
                                                ::cuda::std::uint8_t*, int&, const GroupedGemmParams& p) {
+    if constexpr (kOp.activation_grad) {  // out is dh, stored with the other outputs
+      store_activation_grad<kOut, kOp, kTileN, kAtoms>(acc, t, p);
+      return;
+    }
+    if constexpr (kOp.pre_activation) store_pre_activation<kOut, kOp, kTileN, kAtoms>(acc, t, p);
     const OpFragment<kOp, kTileN, kAtoms, kLen> f(acc, p, t);
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a)

@@ -27,6 +27,8 @@ struct TmaStoreEpilogue {
   template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, int kLen>
   __device__ __forceinline__ static void store(float (&acc)[kAtoms][kLen], const TileContext& t,
                                                ::cuda::std::uint8_t* staging, int& ring_pos, const GroupedGemmParams& p) {
+    static_assert(!kOp.second_operands(),
+                  "the TMA store does not write the second operands yet: the direct store does (supports() says so)");
     const OpFragment<kOp, kTileN, kAtoms, kLen> f(acc, p, t);
     store_slabs<kOp, kOp.out_cols(kTileN), kAtoms, kRing>(f, p, staging, ring_pos, t.consumer, t.row0, t.row_end,
                                                            out_col0<kOp>(t.col0));

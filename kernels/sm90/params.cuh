@@ -89,6 +89,14 @@ struct OpParams {
   const float* row_scale;     // (rows,): indexed by the row of out (M-grouped: of A too)
   float alpha;                // swiglu_oss: the sigmoid's slope
   float limit;                // swiglu_oss: the clamp of gate (above) and up (both sides)
+  // The second operands (EpilogueOp::pre_activation, ::activation_grad), rows of out's type but
+  // the partials, each row `..._row_stride` elements after the previous, N contiguous.
+  void* pre_activation;       // forward: v before the activation, written (rows, N); backward: h, read (rows, 2I)
+  int64_t pre_activation_row_stride;
+  void* scaled_activation;    // backward: s act(h), (rows, I)
+  int64_t scaled_activation_row_stride;
+  float* score_grad_partials;  // backward: (rows, ceil(I / 64)) fp32
+  int64_t score_grad_row_stride;
 };
 
 /// Everything the kernel reads at run time, one part per part of the kernel. One compiled kernel

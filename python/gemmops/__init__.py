@@ -50,6 +50,8 @@ from ._gemmops import (
     quantize_fp8,
     register_operator,
     scale_shape,
+    score_grad_chunk,
+    score_grad_chunks,
 )
 from . import fp8, utils
 
@@ -83,5 +85,7 @@ __all__ = [
     "quantize_fp8",
     "register_operator",
     "scale_shape",
+    "score_grad_chunk",
+    "score_grad_chunks",
     "utils",
 ]

@@ -1,5 +1,5 @@
-// python/src/bind_epilogue.cpp: EpilogueOps (activation, gate layout, alpha, limit, bias, row scale)
-// and the names of the activations and gate layouts
+// python/src/bind_epilogue.cpp: EpilogueOps (activation, gate layout, alpha, limit, bias, row scale,
+// the second operands) and the names of the activations and gate layouts
 // SPDX-License-Identifier: Apache-2.0
 #include <nanobind/stl/string.h>
 
@@ -47,10 +47,30 @@ std::string describe(const EpilogueOps& e) {
   if (e.activation == Activation::swiglu_oss) s += ", alpha=" + std::to_string(e.alpha) + ", limit=" + std::to_string(e.limit);
   if (e.bias) s += ", bias=" + e.bias->describe();
   if (e.row_scale) s += ", row_scale=" + e.row_scale->describe();
+  if (e.pre_activation) s += ", pre_activation=" + e.pre_activation->describe();
+  if (const auto& g = e.activation_grad)
+    s += ", activation_grad=(pre_activation=" + g->pre_activation.describe() + ", scaled_activation=" +
+         g->scaled_activation.describe() + ", score_grad_partials=" + g->score_grad_partials.describe() + ")";
   return s;
 }
 
 nb::object optional_tensor(const nb::object& obj) { return obj.is_valid() ? obj : nb::none(); }
+
+// activation_grad's three tensors come together: all three or none.
+std::optional<ActivationGrad> to_activation_grad(const nb::object& h, const nb::object& scaled,
+                                                 const nb::object& partials) {
+  const int given = int(!h.is_none()) + int(!scaled.is_none()) + int(!partials.is_none());
+  if (given == 0) return std::nullopt;
+  if (given != 3)
+    throw_status(invalid_argument(
+        "epilogue.activation_grad: needs grad_pre_activation (h, read), scaled_activation and score_grad_partials "
+        "(written) together; got " + std::string(h.is_none() ? "no " : "") + "grad_pre_activation, " +
+        (scaled.is_none() ? "no " : "") + "scaled_activation, " + (partials.is_none() ? "no " : "") +
+        "score_grad_partials"));
+  return ActivationGrad{to_tensor_desc(h, Operand::grad_pre_activation),
+                        to_tensor_desc(scaled, Operand::scaled_activation),
+                        to_tensor_desc(partials, Operand::score_grad_partials)};
+}
 
 }  // namespace
 
@@ -76,6 +96,8 @@ nb::dict epilogue_support_to_dict(const EpilogueSupport& s) {
   d["gate_layouts"] = layouts;
   d["bias"] = s.bias;
   d["row_scale"] = s.row_scale;
+  d["pre_activation"] = s.pre_activation;
+  d["activation_grad"] = s.activation_grad;
   return d;
 }
 
@@ -101,12 +123,18 @@ EpilogueSupport epilogue_support_from_python(nb::handle obj, const std::string& 
     for (nb::handle item : v) s.gate_layouts.push_back(to_gate_layout(py_str(item), layouts.c_str()));
   if (!(v = field("bias")).is_none()) s.bias = nb::cast<bool>(v);
   if (!(v = field("row_scale")).is_none()) s.row_scale = nb::cast<bool>(v);
+  if (!(v = field("pre_activation")).is_none()) s.pre_activation = nb::cast<bool>(v);
+  if (!(v = field("activation_grad")).is_none()) s.activation_grad = nb::cast<bool>(v);
   return s;
 }
 
 void bind_epilogue(nb::module_& m) {
   m.attr("activations") = activation_names();
   m.attr("gate_layouts") = gate_layout_names();
+  m.attr("score_grad_chunk") = kScoreGradChunk;
+  m.def("score_grad_chunks", [](int64_t i) { return score_grad_chunks(i); }, nb::arg("i"),
+        "Columns of activation_grad's score_grad_partials for a product of i columns: ceil(i / 64), the same "
+        "for every operator");
 
   nb::class_<PyEpilogueOps>(
       m, "EpilogueOps",
@@ -117,10 +145,17 @@ void bind_epilogue(nb::module_& m) {
       "(gate_layout \"concatenated\": [0, I) and [I, 2I); \"interleaved\": even and odd) and write I columns.\n"
       "swiglu_oss: g = min(gate, limit), u = clamp(up, -limit, limit), out = (u + 1) * g * sigmoid(alpha * g).\n"
       "bias: (G, N) M-grouped, (N,) dense, (L, N) batched, fp32 or out's dtype. row_scale: fp32, (TotalM,), (M,) "
-      "or (L, M). Served on the M-grouped, dense and batched forms.")
+      "or (L, M). Served on the M-grouped, dense and batched forms.\n"
+      "pre_activation (M-grouped, with an activation): a second output, v before the activation, (TotalM, N), "
+      "out's dtype.\n"
+      "grad_pre_activation, scaled_activation, score_grad_partials (M-grouped, gated activation, together): the "
+      "gated activation's backward over the product dA (I columns): out is dh (TotalM, 2I) in gate_layout, "
+      "grad_pre_activation the saved h (TotalM, 2I), row_scale the score s; writes s * act(h) (TotalM, I) and "
+      "(TotalM, score_grad_chunks(I)) fp32 partials of dA * act(h) per 64 columns (their row sums are ds).")
       .def("__init__",
            [](PyEpilogueOps* self, const std::string& activation, const std::string& gate_layout, float alpha,
-              float limit, nb::object bias, nb::object row_scale) {
+              float limit, nb::object bias, nb::object row_scale, nb::object pre_activation,
+              nb::object grad_pre_activation, nb::object scaled_activation, nb::object score_grad_partials) {
              EpilogueOps e;
              e.activation = to_activation(activation, "epilogue.activation");
              e.gate_layout = to_gate_layout(gate_layout, "epilogue.gate_layout");
@@ -128,16 +163,30 @@ void bind_epilogue(nb::module_& m) {
              e.limit = limit;
              if (!bias.is_none()) e.bias = to_tensor_desc(bias, Operand::bias);
              if (!row_scale.is_none()) e.row_scale = to_tensor_desc(row_scale, Operand::row_scale);
-             new (self) PyEpilogueOps{std::move(e), std::move(bias), std::move(row_scale)};
+             if (!pre_activation.is_none()) e.pre_activation = to_tensor_desc(pre_activation, Operand::pre_activation);
+             e.activation_grad = to_activation_grad(grad_pre_activation, scaled_activation, score_grad_partials);
+             new (self) PyEpilogueOps{std::move(e),
+                                      std::move(bias),
+                                      std::move(row_scale),
+                                      std::move(pre_activation),
+                                      std::move(grad_pre_activation),
+                                      std::move(scaled_activation),
+                                      std::move(score_grad_partials)};
            },
            nb::arg("activation") = "none", nb::arg("gate_layout") = "concatenated", nb::arg("alpha") = 1.702f,
-           nb::arg("limit") = 7.0f, nb::arg("bias") = nb::none(), nb::arg("row_scale") = nb::none())
+           nb::arg("limit") = 7.0f, nb::arg("bias") = nb::none(), nb::arg("row_scale") = nb::none(),
+           nb::arg("pre_activation") = nb::none(), nb::arg("grad_pre_activation") = nb::none(),
+           nb::arg("scaled_activation") = nb::none(), nb::arg("score_grad_partials") = nb::none())
       .def_prop_ro("activation", [](const PyEpilogueOps& e) { return std::string(name(e.ops.activation)); })
       .def_prop_ro("gate_layout", [](const PyEpilogueOps& e) { return std::string(name(e.ops.gate_layout)); })
       .def_prop_ro("alpha", [](const PyEpilogueOps& e) { return e.ops.alpha; })
       .def_prop_ro("limit", [](const PyEpilogueOps& e) { return e.ops.limit; })
       .def_prop_ro("bias", [](const PyEpilogueOps& e) { return optional_tensor(e.bias); })
       .def_prop_ro("row_scale", [](const PyEpilogueOps& e) { return optional_tensor(e.row_scale); })
+      .def_prop_ro("pre_activation", [](const PyEpilogueOps& e) { return optional_tensor(e.pre_activation); })
+      .def_prop_ro("grad_pre_activation", [](const PyEpilogueOps& e) { return optional_tensor(e.grad_pre_activation); })
+      .def_prop_ro("scaled_activation", [](const PyEpilogueOps& e) { return optional_tensor(e.scaled_activation); })
+      .def_prop_ro("score_grad_partials", [](const PyEpilogueOps& e) { return optional_tensor(e.score_grad_partials); })
       .def_prop_ro("gated", [](const PyEpilogueOps& e) { return is_gated(e.ops.activation); },
                    "True for swiglu and swiglu_oss: out has half the product's columns")
       .def_prop_ro("empty", [](const PyEpilogueOps& e) { return e.ops.empty(); },

@@ -53,6 +53,15 @@ void check_same_epilogue(const EpilogueOps& planned, const EpilogueOps& got) {
                               .c_str());
   check_same_optional(planned.bias, got.bias, "epilogue.bias");
   check_same_optional(planned.row_scale, got.row_scale, "epilogue.row_scale");
+  check_same_optional(planned.pre_activation, got.pre_activation, "epilogue.pre_activation");
+  auto grad_part = [](const EpilogueOps& e, int i) -> std::optional<TensorDesc> {
+    if (!e.activation_grad) return std::nullopt;
+    return i == 0 ? e.activation_grad->pre_activation
+                  : i == 1 ? e.activation_grad->scaled_activation : e.activation_grad->score_grad_partials;
+  };
+  const char* const roles[] = {"epilogue.activation_grad.pre_activation", "epilogue.activation_grad.scaled_activation",
+                               "epilogue.activation_grad.score_grad_partials"};
+  for (int i = 0; i < 3; ++i) check_same_optional(grad_part(planned, i), grad_part(got, i), roles[i]);
 }
 
 const void* data_of(const std::optional<TensorDesc>& t) { return t ? t->data : nullptr; }
@@ -89,6 +98,12 @@ void bind_plan(nb::module_& m) {
                  d.a_row_index = g->a_row_index->data;
                }
              }
+             if (e.pre_activation) d.pre_activation = e.pre_activation->data;
+             if (const auto& g = e.activation_grad) {
+               d.grad_pre_activation = g->pre_activation.data;
+               d.scaled_activation = g->scaled_activation.data;
+               d.score_grad_partials = g->score_grad_partials.data;
+             }
              Status status;
              {
                nb::gil_scoped_release release;
@@ -102,6 +117,9 @@ void bind_plan(nb::module_& m) {
            [](const PyPlan& p, uintptr_t a, uintptr_t b, uintptr_t out, uintptr_t offsets, uintptr_t stream,
               uintptr_t workspace, std::size_t workspace_bytes, uintptr_t bias, uintptr_t row_scale,
               uintptr_t a_row_index) {
+             const EpilogueOps& planned = epilogue_of(p.plan.layout());
+             if (planned.pre_activation || planned.activation_grad)  // no addresses for them here
+               throw nb::value_error("plan: has the epilogue's second operands; run it with run()");
              const OperandData d{reinterpret_cast<const void*>(a),       reinterpret_cast<const void*>(b),
                                  reinterpret_cast<void*>(out),           reinterpret_cast<const void*>(offsets),
                                  reinterpret_cast<const void*>(bias),    reinterpret_cast<const void*>(row_scale),

@@ -42,13 +42,18 @@ const char* name_of(Operand operand) {
     case Operand::scores: return "scores";
     case Operand::row_limit: return "row_limit";
     case Operand::a_row_index: return "a_row_index";
+    case Operand::pre_activation: return "epilogue.pre_activation";
+    case Operand::grad_pre_activation: return "epilogue.activation_grad.pre_activation";
+    case Operand::scaled_activation: return "epilogue.activation_grad.scaled_activation";
+    case Operand::score_grad_partials: return "epilogue.activation_grad.score_grad_partials";
   }
   return "?";
 }
 
 bool is_written(Operand operand) {
   return operand == Operand::out || operand == Operand::workspace || operand == Operand::q ||
-         operand == Operand::scales_out;
+         operand == Operand::scales_out || operand == Operand::pre_activation ||
+         operand == Operand::scaled_activation || operand == Operand::score_grad_partials;
 }
 
 /// "int64", "float64", "torch.int64" -> "int64": the dtype an object says it has, or its DLPack code.
@@ -82,6 +87,10 @@ std::string dtype_name(nb::handle obj, const ReadOnlyArray* array) {
     case Operand::row_limit:
     case Operand::a_row_index: rule = "must be int32"; break;
     case Operand::scores: rule = "must be fp32"; break;
+    case Operand::pre_activation:
+    case Operand::grad_pre_activation:
+    case Operand::scaled_activation: rule = "dtype must be out's dtype"; break;
+    case Operand::score_grad_partials: rule = "dtype must be fp32"; break;
   }
   throw_status(invalid_argument(message(name_of(operand), rule + "; got " + seen)));
 }

@@ -38,7 +38,12 @@ T unwrap(Result<T> result) {
 /// The fp8 additions: `scales` (an OperandScales tensor, read), `x` (read) and `q` (written) of
 /// quantize_fp8, and `scales_out` (the scales quantize_fp8 writes, named "scales"). gather_reduce's
 /// inputs: `rows`, `pair_rows`, `scores`, `row_limit` (read). `a_row_index`: a gathered A's rows (read).
-enum class Operand { A, B, out, offsets, workspace, bias, row_scale, scales, x, q, scales_out, rows, pair_rows, scores, row_limit, a_row_index };
+enum class Operand {
+  A, B, out, offsets, workspace, bias, row_scale, scales, x, q, scales_out,
+  pre_activation, grad_pre_activation, scaled_activation, score_grad_partials,  // the epilogue's second operands
+  rows, pair_rows, scores, row_limit,  // gather_reduce
+  a_row_index
+};
 /// DLPack/buffer objects (numpy, torch, cupy, jax), torch meta tensors and FakeTensors (fake) and
 /// gemmops.TensorSpec (fake). The operand's name starts every error message. A tensor of a dtype
 /// gemmops has no name for, or a read-only out, raises ValueError with the rule (as a failed rule
@@ -51,10 +56,12 @@ DType to_dtype(nb::handle obj, const char* what);
 /// "cpu", "cuda", "cuda:N" (or a torch.device); ValueError otherwise.
 Device to_device(nb::handle obj, const char* what);
 
-/// gemmops.EpilogueOps: the ops plus the Python tensors its bias and row_scale point into.
+/// gemmops.EpilogueOps: the ops plus the Python tensors its operands point into.
 struct PyEpilogueOps {
   EpilogueOps ops;
   nb::object bias, row_scale;
+  nb::object pre_activation;  ///< the forward's second output
+  nb::object grad_pre_activation, scaled_activation, score_grad_partials;  ///< ActivationGrad's tensors
 };
 
 /// An Arguments plus the Python tensors it points into, kept alive as long as the arguments are.

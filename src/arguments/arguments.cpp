@@ -28,8 +28,8 @@ Status validate_memory(const Arguments& args) {
   const EpilogueOps& e = epilogue_of(args);
   if (e.bias) GEMMOPS_TRY(validate_no_overlap(out, *e.bias, "epilogue.bias"));
   if (e.row_scale) GEMMOPS_TRY(validate_no_overlap(out, *e.row_scale, "epilogue.row_scale"));
+  GEMMOPS_TRY(validate_second_operands_memory(e, out));
   GEMMOPS_TRY(validate_scales_memory(args));
-  return Status::ok();
   return Status::ok();
 }
 

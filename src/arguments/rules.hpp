@@ -49,6 +49,12 @@ Status validate_out_columns(const EpilogueOps& e, int64_t out_n, int64_t product
 /// bias and row_scale: layout, shape for the form, dtype, contiguity, out's device.
 Status validate_epilogue_operands(const EpilogueOps& e, OperationKind kind, const TensorDesc& B,
                                   const TensorDesc& out);
+/// pre_activation and activation_grad (validate_epilogue_outputs.cpp): M-grouped only, the ops they
+/// need, each tensor's shape, dtype, contiguity and device.
+Status validate_second_operands(const EpilogueOps& e, OperationKind kind, const TensorDesc& B,
+                                const TensorDesc& out);
+/// out overlaps none of the second operands (checked on every call, like validate_memory).
+Status validate_second_operands_memory(const EpilogueOps& e, const TensorDesc& out);
 /// swiglu_oss: alpha finite, limit finite and > 0 (per-call values: not in the signature).
 Status validate_epilogue_scalars(const EpilogueOps& e);
 

@@ -105,6 +105,16 @@ Status validate_epilogue_form(const EpilogueOps& e, OperationKind kind) {
 }
 
 Status validate_out_columns(const EpilogueOps& e, int64_t out_n, int64_t product_n, const std::string& shapes) {
+  if (e.activation_grad && e.activation == Activation::none)  // (out's columns depend on the activation)
+    return invalid_argument("epilogue.activation_grad: needs the activation whose backward it computes; got "
+                            "activation none");
+  if (e.activation_grad && is_gated(e.activation)) {  // out = dh: a gate and an up column per product column
+    if (out_n == 2 * product_n) return Status::ok();
+    return invalid_argument("out: N (" + std::to_string(out_n) + ") must equal twice B's N (" +
+                            std::to_string(2 * product_n) + ") with activation_grad of a gated activation (out is "
+                            "dh, a gate and an up column per product column); " + shapes);
+  }
+  if (e.activation_grad) return agree("N", out_n, product_n, "out", "B", shapes);
   if (!is_gated(e.activation)) return agree("N", out_n, product_n, "out", "B", shapes);
   const std::string act(name(e.activation));
   if (product_n % 2 != 0) {
@@ -120,6 +130,7 @@ Status validate_out_columns(const EpilogueOps& e, int64_t out_n, int64_t product
 
 Status validate_epilogue_operands(const EpilogueOps& e, OperationKind kind, const TensorDesc& B,
                                   const TensorDesc& out) {
+  GEMMOPS_TRY(validate_second_operands(e, kind, B, out));
   if (!e.bias && !e.row_scale) return Status::ok();
   const EpilogueShapes s = shapes_for(kind, B, out);
   if (e.bias) {

@@ -104,6 +104,8 @@ std::string served(const EpilogueSupport& s) {
   }
   if (s.bias) text += ", bias";
   if (s.row_scale) text += ", row_scale";
+  if (s.pre_activation) text += ", pre_activation";
+  if (s.activation_grad) text += ", activation_grad";
   return text;
 }
 
@@ -122,6 +124,8 @@ Status check_epilogue(const EpilogueSupport& s, const EpilogueOps& e, std::strin
   }
   if (e.bias && !s.bias) return lacks("bias");
   if (e.row_scale && !s.row_scale) return lacks("row_scale");
+  if (e.pre_activation && !s.pre_activation) return lacks("pre_activation");
+  if (e.activation_grad && !s.activation_grad) return lacks("activation_grad");
   return Status::ok();
 }
 
@@ -152,6 +156,11 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
       return unsupported("group_alignment: groups at aligned starts" + std::string(kAsk));
     if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && g->a_row_index && c.trial_a_row_index)
       return unsupported("a_row_index: the gathered A" + std::string(kAsk));
+    const EpilogueOps& e = epilogue_of(args);
+    if (c.epilogue.trial_second_operands && e.activation_grad)
+      return unsupported("epilogue.activation_grad" + std::string(kAsk));
+    if (c.epilogue.trial_second_operands && e.pre_activation)
+      return unsupported("epilogue.pre_activation" + std::string(kAsk));
   }
   if (A.device.kind != c.device) {
     return unsupported("A: must be on a " + kind_name(c.device) + " device; got " + A.device.to_string());

@@ -24,7 +24,7 @@ EpilogueSupport EpilogueSupport::all() {
   for (Activation a : kAllActivations)
     if (a != Activation::none) s.activations.push_back(a);
   s.gate_layouts.assign(std::begin(kAllGateLayouts), std::end(kAllGateLayouts));
-  s.bias = s.row_scale = true;
+  s.bias = s.row_scale = s.pre_activation = s.activation_grad = true;
   return s;
 }
 

@@ -35,6 +35,12 @@ Status refuse_fakes(const Arguments& args) {
   const EpilogueOps& e = epilogue_of(args);
   if (e.bias) GEMMOPS_TRY(refuse_fake(*e.bias, "epilogue.bias"));
   if (e.row_scale) GEMMOPS_TRY(refuse_fake(*e.row_scale, "epilogue.row_scale"));
+  if (e.pre_activation) GEMMOPS_TRY(refuse_fake(*e.pre_activation, "epilogue.pre_activation"));
+  if (const auto& g = e.activation_grad) {
+    GEMMOPS_TRY(refuse_fake(g->pre_activation, "epilogue.activation_grad.pre_activation"));
+    GEMMOPS_TRY(refuse_fake(g->scaled_activation, "epilogue.activation_grad.scaled_activation"));
+    GEMMOPS_TRY(refuse_fake(g->score_grad_partials, "epilogue.activation_grad.score_grad_partials"));
+  }
   if (const auto& s = detail::scales_of(args, true)) GEMMOPS_TRY(refuse_fake(s->scales, "a_scales"));
   if (const auto& s = detail::scales_of(args, false)) GEMMOPS_TRY(refuse_fake(s->scales, "b_scales"));
   return Status::ok();

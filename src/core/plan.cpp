@@ -15,6 +15,9 @@ Arguments without_data(Arguments args) {
       [](auto& a) {
         if (a.epilogue.bias) a.epilogue.bias->data = nullptr;
         if (a.epilogue.row_scale) a.epilogue.row_scale->data = nullptr;
+        if (a.epilogue.pre_activation) a.epilogue.pre_activation->data = nullptr;
+        if (auto& g = a.epilogue.activation_grad)
+          g->pre_activation.data = g->scaled_activation.data = g->score_grad_partials.data = nullptr;
       },
       args);
   return args;
@@ -37,6 +40,12 @@ Status Plan::run(const OperandData& data, Stream stream, Workspace workspace) co
         a.out.data = data.out;
         if (a.epilogue.bias) a.epilogue.bias->data = const_cast<void*>(data.bias);
         if (a.epilogue.row_scale) a.epilogue.row_scale->data = const_cast<void*>(data.row_scale);
+        if (a.epilogue.pre_activation) a.epilogue.pre_activation->data = data.pre_activation;
+        if (auto& g = a.epilogue.activation_grad) {
+          g->pre_activation.data = const_cast<void*>(data.grad_pre_activation);
+          g->scaled_activation.data = data.scaled_activation;
+          g->score_grad_partials.data = data.score_grad_partials;
+        }
       },
       args);
   if (auto* g = std::get_if<GroupedGemmArguments>(&args)) {

@@ -51,13 +51,20 @@ void put_tensor(Writer& w, const TensorDesc& t) {
 // are per-call values, checked on every call (validate_per_call), so they are left out.
 void put_epilogue(Writer& w, const EpilogueOps& e) {
   w.put(static_cast<int64_t>(e.activation) * 16 + static_cast<int64_t>(e.gate_layout));
-  for (const std::optional<TensorDesc>* t : {&e.bias, &e.row_scale}) {
+  for (const std::optional<TensorDesc>* t : {&e.bias, &e.row_scale, &e.pre_activation}) {
     if (!t->has_value()) {
       w.put(-1);
       continue;
     }
     put_tensor(w, **t);
   }
+  if (!e.activation_grad) {
+    w.put(-1);
+    return;
+  }
+  put_tensor(w, e.activation_grad->pre_activation);
+  put_tensor(w, e.activation_grad->scaled_activation);
+  put_tensor(w, e.activation_grad->score_grad_partials);
 }
 
 // fp8 scales: presence, granularity and layout in one word, then the tensor (absent: one word).

@@ -12,6 +12,7 @@
 
 #include "core/env.hpp"
 #include "cpu/blocked_gemm.hpp"
+#include "cpu/activation_grad.hpp"
 #include "cpu/epilogue.hpp"
 #include "cpu/dequantize.hpp"
 #include "cpu/gather_rows.hpp"
@@ -160,6 +161,16 @@ EpilogueRows epilogue_rows(const EpilogueOps& e, const float* acc, int64_t rows,
     r.bias_dtype = b.dtype;
   }
   if (e.row_scale) r.row_scale = static_cast<const float*>(e.row_scale->data) + first_row;
+  // The second operands (M-grouped only, validate()): row r of the block is their row first_row + r.
+  if (e.pre_activation) r.pre_activation = out_matrix(*e.pre_activation, first_row * e.pre_activation->stride(0));
+  if (const auto& g = e.activation_grad) {
+    r.h = static_cast<const std::byte*>(g->pre_activation.data) +
+          first_row * g->pre_activation.stride(0) * static_cast<int64_t>(size_of(g->pre_activation.dtype));
+    r.h_dtype = g->pre_activation.dtype;
+    r.h_row_stride = g->pre_activation.stride(0);
+    r.scaled_activation = out_matrix(g->scaled_activation, first_row * g->scaled_activation.stride(0));
+    r.score_grad_partials = out_matrix(g->score_grad_partials, first_row * g->score_grad_partials.stride(0));
+  }
   return r;
 }
 
@@ -215,8 +226,10 @@ Status run_with_epilogue(OperationKind kind, const Arguments& args, int threads)
       // Rows past the last group hold no product: zeros (zero_tail) or untouched, as without ops.
       if (g.zero_tail && start < out.size(0)) {
         const std::vector<float> zeros(static_cast<size_t>(out.size(1)), 0.0f);
-        for (int64_t r = start; r < out.size(0); ++r)
+        for (int64_t r = start; r < out.size(0); ++r) {
           store_tile(zeros.data(), 0, out_matrix(out, r * out.stride(0)), 0, 1, 0, out.size(1));
+          zero_second_outputs(e, epilogue_rows(e, acc, 1, n, out_matrix(out, r * out.stride(0)), 0, r));
+        }
       }
       break;
     }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu/activation_grad.hpp"
 #include "cpu/convert.hpp"
 
 namespace gemmops::cpu {
@@ -54,12 +55,14 @@ float load_bias(const std::byte* bias, DType dtype, int64_t j) {
 }  // namespace
 
 void apply_epilogue(const EpilogueOps& ops, const EpilogueRows& r) {
+  if (ops.activation_grad) return apply_activation_grad(ops, r);
   const bool is_gate = is_gated(ops.activation);
   const int64_t n_out = is_gate ? r.n / 2 : r.n;
   std::vector<float> v(static_cast<size_t>(r.n)), result(static_cast<size_t>(n_out));
   for (int64_t i = 0; i < r.rows; ++i) {
     const float* acc = r.acc + i * r.ld;
     for (int64_t j = 0; j < r.n; ++j) v[j] = acc[j] + (r.bias ? load_bias(r.bias, r.bias_dtype, j) : 0.0f);
+    if (ops.pre_activation) store_tile(v.data(), 0, r.pre_activation, i, 1, 0, r.n);
     for (int64_t j = 0; j < n_out; ++j) {
       if (!is_gate) {
         result[j] = activate(ops.activation, v[j]);

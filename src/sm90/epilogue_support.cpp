@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sm90/epilogue_support.hpp"
 
+#include <cstdint>
+
 namespace gemmops::sm90 {
 namespace {
 
@@ -21,6 +23,36 @@ bool op_registers_fit(const Sm90Design& d) {
 
 std::string design_name(const Sm90Design& d) { return d.design.to_string(); }
 
+// The second operands are written by each thread's own column pairs (epilogue_outputs.cuh), which
+// only the direct store does so far; the TMA store's staging would need a ring per output.
+bool stores_second_operands(const Sm90Design& d) { return d.design.epilogue != Epilogue::tma_store; }
+
+// The kernel reads and writes the second operands in pairs (interleaved h and dh: fours) of
+// columns: N a multiple of 8, rows 16-byte aligned, so that every access is aligned. The
+// score-gradient partials are written one fp32 at a time.
+Status check_second_operand(const TensorDesc& t, const char* role) {
+  const auto bytes = static_cast<int64_t>(size_of(t.dtype));
+  const bool rows_aligned = t.numel() == 0 || t.size(0) <= 1 || t.stride(0) * bytes % 16 == 0;
+  if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0 || !rows_aligned)
+    return unsupported(std::string(role) + ": sm90 kernels need its data 16-byte aligned and its row stride a multiple "
+                       "of 16 bytes; got " + t.describe());
+  return Status::ok();
+}
+
+Status check_second_operands(const KernelProblem& p, const EpilogueOps& ops) {
+  if (!ops.pre_activation && !ops.activation_grad) return Status::ok();
+  if (p.n % 8 != 0)
+    return unsupported("B: sm90 kernels store the epilogue's second operands in column pairs on 16-byte rows: B's N "
+                       "must be a multiple of 8; got N " + std::to_string(p.n));
+  if (ops.pre_activation) GEMMOPS_TRY(check_second_operand(*ops.pre_activation, "epilogue.pre_activation"));
+  if (const auto& g = ops.activation_grad) {
+    GEMMOPS_TRY(check_second_operand(g->pre_activation, "epilogue.activation_grad.pre_activation"));
+    GEMMOPS_TRY(check_second_operand(g->scaled_activation, "epilogue.activation_grad.scaled_activation"));
+    // (the partials are written one fp32 at a time: any row stride)
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Sm90EpilogueSupport epilogue_support(const Sm90Design& d, DType out) {
@@ -37,6 +69,8 @@ Sm90EpilogueSupport epilogue_support(const Sm90Design& d, DType out) {
   s.bias_dtypes = {DType::fp32};
   if (out != DType::fp32) s.bias_dtypes.push_back(out);
   s.row_scale = true;
+  s.pre_activation = stores_second_operands(d);
+  s.activation_grad = stores_second_operands(d) && splits_into_halves(d);  // (check_design_epilogue)
   return s;
 }
 
@@ -44,6 +78,14 @@ std::string check_design_epilogue(const Sm90Design& d, const EpilogueOps& ops) {
   if (!ops.empty() && !op_registers_fit(d))
     return "epilogue: design " + design_name(d) + " serves no epilogue ops (192 fp32 accumulators a thread beside "
            "the TMA store's staging leave no registers for them); its direct-store twins do";
+  if ((ops.pre_activation || ops.activation_grad) && !stores_second_operands(d))
+    return "epilogue: design " + design_name(d) + " stores by TMA, which does not write " +
+           (ops.activation_grad ? "activation_grad's outputs" : "pre_activation") + " yet; its direct-store twins do";
+  // (spill-free on the 128- and 256-wide tiles; on the 192-wide ping-pong, 192 accumulators a thread,
+  // the plain activations' backward spilled ~160 bytes, and the gated ones' metadata follows the forward's)
+  if (ops.activation_grad && !splits_into_halves(d))
+    return "epilogue: activation_grad is served on tiles 128 or 256 wide; design " + design_name(d) + " has " +
+           std::to_string(d.design.tile_n);
   if (is_gated(ops.activation) && !splits_into_halves(d))
     return "epilogue: " + std::string(name(ops.activation)) + " needs a tile width of 128 or 256 (its output tile, "
            "half the product's, is stored in 64-column boxes); design " + design_name(d) + " has " +
@@ -58,6 +100,7 @@ Status check_epilogue(const KernelProblem& p, const EpilogueOps& ops, const Sm90
                        std::string(name(ops.activation)) + (ops.bias ? ", a bias" : "") +
                        (ops.row_scale ? ", a row scale" : ""));
   if (std::string why = check_design_epilogue(d, ops); !why.empty()) return unsupported(why);
+  GEMMOPS_TRY(check_second_operands(p, ops));
   if (ops.bias && ops.bias->dtype != DType::fp32 && ops.bias->dtype != out)
     return unsupported("bias: sm90 kernels read a bias of fp32 or out's dtype (" + std::string(name(out)) + "); got " +
                        ops.bias->describe());
@@ -65,7 +108,7 @@ Status check_epilogue(const KernelProblem& p, const EpilogueOps& ops, const Sm90
     return unsupported("bias: sm90 kernels need the bias's last dimension contiguous; got " + ops.bias->describe());
   if (ops.row_scale && ops.row_scale->dtype != DType::fp32)
     return unsupported("row_scale: sm90 kernels read an fp32 row scale; got " + ops.row_scale->describe());
-  if (is_gated(ops.activation)) {
+  if (is_gated(ops.activation) && !ops.activation_grad) {
     if (p.n % 2 != 0)
       return unsupported("B: a gated activation pairs N = 2I columns; got N " + std::to_string(p.n));
     // The up half of an N-major B starts at column I of its contiguous dimension: TMA starts there

@@ -21,6 +21,10 @@ struct Sm90EpilogueSupport {
   std::vector<GateLayout> gate_layouts;  ///< for the gated activations
   std::vector<DType> bias_dtypes;        ///< fp32 and out's dtype (empty: no bias)
   bool row_scale = false;                ///< fp32 per row
+  /// The second operands (pre_activation, activation_grad): M-grouped, direct-store designs only
+  /// (sm90/epilogue_outputs.cuh); trial until they pass the GPU suite.
+  bool pre_activation = false;
+  bool activation_grad = false;
 };
 
 /// What `d` serves with out of dtype `out`.
@@ -31,7 +35,7 @@ Sm90EpilogueSupport epilogue_support(const Sm90Design& d, DType out);
 std::string check_design_epilogue(const Sm90Design& d, const EpilogueOps& ops);
 
 /// The design's rule plus those of the arguments (form, dtypes, B's layout for the concatenated
-/// gate halves): ok, or unsupported with the reason.
+/// gate halves, the second operands' column pairs on 16-byte rows): ok, or unsupported with the reason.
 Status check_epilogue(const KernelProblem& p, const EpilogueOps& ops, const Sm90Design& d, DType out);
 
 }  // namespace gemmops::sm90

@@ -56,6 +56,9 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   c.epilogue.gate_layouts = ops.gate_layouts;
   c.epilogue.bias = !ops.bias_dtypes.empty();
   c.epilogue.row_scale = ops.row_scale;
+  c.epilogue.pre_activation = ops.pre_activation;
+  c.epilogue.activation_grad = ops.activation_grad;
+  c.epilogue.trial_second_operands = true;  // never yet run on a GPU (tests/gpu/test_sm90_epilogue_outputs.cpp)
   return m;
 }
 

@@ -27,7 +27,7 @@ kernels::sm90::EpilogueOp kernel_op(const EpilogueOps& ops) {
     case Activation::swiglu: op.act = Act::swiglu; break;
     case Activation::swiglu_oss: op.act = Act::swiglu_oss; break;
   }
-  if (is_gated(ops.activation))
+  if (is_gated(ops.activation))  // forward or backward (activation_grad)
     op.gate = ops.gate_layout == GateLayout::interleaved ? kernels::sm90::Gate::interleaved
                                                          : kernels::sm90::Gate::concatenated;
   if (ops.bias) {
@@ -35,6 +35,8 @@ kernels::sm90::EpilogueOp kernel_op(const EpilogueOps& ops) {
     op.bias_type = elem_type(ops.bias->dtype);
   }
   op.row_scale = ops.row_scale.has_value();
+  op.pre_activation = ops.pre_activation.has_value();
+  op.activation_grad = ops.activation_grad.has_value();
   return op;
 }
 
@@ -105,10 +107,12 @@ const char* act_name(kernels::sm90::Act a) {
 std::string op_text(const kernels::sm90::EpilogueOp& op, const std::string& ns) {
   if (op.identity()) return "";
   std::string s = ", .op = " + ns + "EpilogueOp{.act = " + ns + "Act::" + act_name(op.act);
-  if (op.gated())
+  if (op.gated_act())
     s += std::string(", .gate = ") + ns + (op.gate == kernels::sm90::Gate::interleaved ? "Gate::interleaved" : "Gate::concatenated");
   if (op.bias) s += ", .bias = true, .bias_type = " + ns + "ElemType::" + elem_name(op.bias_type);
   if (op.row_scale) s += ", .row_scale = true";
+  if (op.pre_activation) s += ", .pre_activation = true";
+  if (op.activation_grad) s += ", .activation_grad = true";
   return s + "}";
 }
 }  // namespace

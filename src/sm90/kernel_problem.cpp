@@ -98,6 +98,21 @@ void bind_epilogue(const EpilogueOps& ops, KernelProblem* p) {
   // (G, N) or (L, N): a row per group; (N,): one row for all.
   p->bias_group_stride = ops.bias && ops.bias->rank() >= 2 ? ops.bias->strides[ops.bias->rank() - 2] : 0;
   p->row_scale = ops.row_scale ? static_cast<const float*>(ops.row_scale->data) : nullptr;
+  p->pre_activation = nullptr;
+  p->scaled_activation = nullptr;
+  p->score_grad_partials = nullptr;
+  if (ops.pre_activation) {
+    p->pre_activation = ops.pre_activation->data;
+    p->pre_activation_row_stride = ops.pre_activation->stride(0);
+  }
+  if (const auto& g = ops.activation_grad) {
+    p->pre_activation = g->pre_activation.data;  // read: h
+    p->pre_activation_row_stride = g->pre_activation.stride(0);
+    p->scaled_activation = g->scaled_activation.data;
+    p->scaled_activation_row_stride = g->scaled_activation.stride(0);
+    p->score_grad_partials = static_cast<float*>(g->score_grad_partials.data);
+    p->score_grad_row_stride = g->score_grad_partials.stride(0);
+  }
 }
 
 Result<KernelProblem> map_problem(const Arguments& args) {

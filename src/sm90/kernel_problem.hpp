@@ -35,13 +35,21 @@ struct KernelProblem {
   int64_t bias_group_stride = 0;     // elements between groups' rows of the bias (0: one row)
   const float* row_scale = nullptr;  // (rows,), or nullptr
   float alpha = 1.702f, limit = 7.0f;
+  // The second operands (OpParams): the pre-activation (forward output or backward input h), s act(h)
+  // and the score-gradient partials, or nullptr; their row strides in elements.
+  void* pre_activation = nullptr;
+  int64_t pre_activation_row_stride = 0;
+  void* scaled_activation = nullptr;
+  int64_t scaled_activation_row_stride = 0;
+  float* score_grad_partials = nullptr;
+  int64_t score_grad_row_stride = 0;
 };
 
 /// The epilogue ops of `args` (both argument structs carry one).
 const EpilogueOps& epilogue_ops(const Arguments& args);
 
 /// Points `p` at the run-time values of `ops`: bias and row scale pointers, the bias's group
-/// stride, alpha and limit (what a call may change without changing the kernel).
+/// stride, alpha and limit, the second operands' pointers and row strides (what a call may change without changing the kernel).
 void bind_epilogue(const EpilogueOps& ops, KernelProblem* p);
 
 /// Maps valid `args`; unsupported when the kernel cannot serve them (A neither K- nor M-major, B

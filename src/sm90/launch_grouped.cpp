@@ -174,6 +174,12 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   params.op.row_scale = p.row_scale;
   params.op.alpha = p.alpha;
   params.op.limit = p.limit;
+  params.op.pre_activation = p.pre_activation;
+  params.op.pre_activation_row_stride = p.pre_activation_row_stride;
+  params.op.scaled_activation = p.scaled_activation;
+  params.op.scaled_activation_row_stride = p.scaled_activation_row_stride;
+  params.op.score_grad_partials = p.score_grad_partials;
+  params.op.score_grad_row_stride = p.score_grad_row_stride;
   return params;
 }
 

@@ -51,6 +51,8 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
   problem_.a_row_index = nullptr;
   problem_.bias = nullptr;
   problem_.row_scale = nullptr;
+  problem_.pre_activation = problem_.scaled_activation = nullptr;
+  problem_.score_grad_partials = nullptr;
 }
 
 int Sm90Plan::splits() const {

@@ -177,6 +177,20 @@ void pick_epilogue(FuzzedDataProvider& in, EpilogueOps& e, const TensorDesc& out
     e.row_scale = in.ConsumeBool() ? matrix(in, DType::fp32, {rows}, device) : pick_tensor(in, device);
     if (in.ConsumeIntegralInRange<int>(0, 3) == 0) mutate(in, *e.row_scale, device);
   }
+  // The second operands: the forward's pre-activation, or the gated backward (out = dh, 2I columns).
+  if (in.ConsumeBool()) {
+    e.pre_activation = in.ConsumeBool() ? matrix(in, out.dtype, {rows, product_cols}, device) : pick_tensor(in, device);
+    if (in.ConsumeIntegralInRange<int>(0, 3) == 0) mutate(in, *e.pre_activation, device);
+  }
+  if (in.ConsumeBool()) {
+    const int64_t i = cols / 2;
+    ActivationGrad g{matrix(in, out.dtype, {rows, 2 * i}, device), matrix(in, out.dtype, {rows, i}, device),
+                     matrix(in, DType::fp32, {rows, score_grad_chunks(i)}, device)};
+    if (in.ConsumeBool()) g.pre_activation = pick_tensor(in, device);
+    if (in.ConsumeBool()) g.score_grad_partials = pick_tensor(in, device);
+    if (in.ConsumeIntegralInRange<int>(0, 3) == 0) mutate(in, g.scaled_activation, device);
+    e.activation_grad = g;
+  }
 }
 
 OperandConstraints pick_constraints(FuzzedDataProvider& in) {

@@ -23,7 +23,8 @@ from ._forward import product
 from ._library import GroupedMMFunction, grouped_mm_op
 from ._patch import patch
 
-__all__ = ["GroupedMMError", "grouped_mm", "grouped_mm_k", "grouped_mm_masked", "moe_experts", "patch"]
+__all__ = ["GroupedMMError", "grouped_mm", "grouped_mm_dgated", "grouped_mm_k", "grouped_mm_masked",
+           "grouped_mm_with_pre_activation", "moe_experts", "patch"]
 
 
 def grouped_mm(mat_a: torch.Tensor, mat_b: torch.Tensor, offs: Optional[torch.Tensor] = None,
@@ -44,5 +45,6 @@ def grouped_mm_k(A: torch.Tensor, B: torch.Tensor, offsets: torch.Tensor,
     return grouped_mm(A, B, offsets, out_dtype=out_dtype)
 
 
+from ._fused import grouped_mm_dgated, grouped_mm_with_pre_activation  # noqa: E402
 from .masked import grouped_mm_masked  # noqa: E402
 from .moe import moe_experts  # noqa: E402  (moe uses grouped_mm above)

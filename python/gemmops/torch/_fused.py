@@ -1,13 +1,14 @@
 # python/gemmops/torch/_fused.py: the M-grouped product with a fused epilogue op (activation, gated SwiGLU,
-# per-row scale), planned once per layout like grouped_mm; None when no operator serves the op there
+# per-row scale; the training step's pre-activation and gated backward), planned once per layout like
+# grouped_mm; None when no operator serves the op there
 # SPDX-License-Identifier: Apache-2.0
 import atexit
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import torch
 
 from .. import _gemmops as _core
-from ._dispatch import PlanLaunch
+from ._dispatch import PlanLaunch, _raw_stream
 
 _launches: Dict[tuple, Optional[PlanLaunch]] = {}
 atexit.register(_launches.clear)  # plans hold C++ objects: gone before the extension is
@@ -50,3 +51,83 @@ def grouped_mm_epilogue(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, ac
     if out.numel():
         launch.run(a, b, out, offs, row_scale)
     return out
+
+
+# --- the MoE training step's epilogue second operands (trial: offered with GEMMOPS_TRIAL_DESIGNS=1
+# until they pass the GPU suite; None where no operator serves them)
+_step_plans: Dict[tuple, Optional[object]] = {}
+atexit.register(_step_plans.clear)
+
+
+def _layout(t: Optional[torch.Tensor]) -> Optional[tuple]:
+    return None if t is None else (t.dtype, t.shape, t.stride(), t.data_ptr() & 15)
+
+
+def _run_planned(key: tuple, args, device: int) -> bool:
+    """Runs `args` with the plan of its layout (made on first use); False when no operator serves it."""
+    plan = _step_plans.get(key, False)
+    if plan is False:
+        ops = _core.get_operators(args)
+        plan = _step_plans[key] = _core.make_plan(args, operator=ops[0]) if ops else None
+    if plan is None:
+        return False
+    stream = _raw_stream(device) if device >= 0 else 0
+    ws = torch.empty(plan.workspace_size, dtype=torch.uint8, device=args.out.device) if plan.workspace_size else None
+    plan.run(args, stream, 0 if ws is None else ws.data_ptr(), plan.workspace_size)
+    return True
+
+
+def grouped_mm_with_pre_activation(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, activation: str,
+                                   gate_layout: str = "concatenated", bias: Optional[torch.Tensor] = None,
+                                   alpha: float = 1.702, limit: float = 7.0
+                                   ) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
+    """The MoE up projection keeping what its backward needs: h = a[rows of g] @ b[g] (+ bias[g]) and
+    out = activation(h), one kernel: returns (out, h); h (S, N) and out (S, N/2 gated, else N) in a's
+    dtype, rows past offs[-1] zeros. None when no operator serves it here. No autograd."""
+    n = b.shape[-1]
+    out_n = n // 2 if activation in ("swiglu", "swiglu_oss") else n
+    out = torch.empty((a.shape[0], out_n), dtype=a.dtype, device=a.device)
+    h = torch.empty((a.shape[0], n), dtype=a.dtype, device=a.device)
+    try:
+        epilogue = _core.EpilogueOps(activation=activation, gate_layout=gate_layout, alpha=alpha, limit=limit,
+                                     bias=bias, pre_activation=h)
+        args = _core.GroupedGemmArguments(a, b, out, accumulator_type="float32", offsets=offs, zero_tail=True,
+                                          epilogue=epilogue)
+    except (ValueError, TypeError):
+        return None
+    key = ("pre", _layout(a), _layout(b), _layout(offs), _layout(bias), _layout(out), _layout(h), a.get_device(),
+           activation, gate_layout, alpha, limit)
+    if out.numel() and not _run_planned(key, args, a.get_device()):
+        return None
+    return out, h
+
+
+def grouped_mm_dgated(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, h: torch.Tensor,
+                      scores: Optional[torch.Tensor] = None, activation: str = "swiglu",
+                      gate_layout: str = "concatenated", alpha: float = 1.702, limit: float = 7.0
+                      ) -> Optional[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """The MoE down projection's dgrad with the activation's backward fused into its store:
+    dA = a[rows of g] @ b[g] (a = dout rows (S, H), b = W2 transposed (G, H, I)), and from the saved
+    pre-activation h (S, 2I gated, else (S, I)) and the routing scores s (S,) fp32 (1 without):
+    returns (dh, s * act(h), ds): dh (h's shape; gated: in gate_layout) = s * dA * d act/d (gate | up), the
+    scaled activation (S, I) for dW2, and ds[r] = sum_c dA[r, c] act(h)[r, c] (fp32, (S,)), the sum
+    of the kernel's per-64-column partials in column order. Rows past offs[-1] are zeros. None when
+    no operator serves it here. No autograd."""
+    rows, i = a.shape[0], b.shape[-1]
+    gated = activation in ("swiglu", "swiglu_oss")
+    dh = torch.empty((rows, 2 * i if gated else i), dtype=a.dtype, device=a.device)
+    scaled = torch.empty((rows, i), dtype=a.dtype, device=a.device)
+    partials = torch.empty((rows, _core.score_grad_chunks(i)), dtype=torch.float32, device=a.device)
+    try:
+        epilogue = _core.EpilogueOps(activation=activation, gate_layout=gate_layout, alpha=alpha, limit=limit,
+                                     row_scale=scores, grad_pre_activation=h, scaled_activation=scaled,
+                                     score_grad_partials=partials)
+        args = _core.GroupedGemmArguments(a, b, dh, accumulator_type="float32", offsets=offs, zero_tail=True,
+                                          epilogue=epilogue)
+    except (ValueError, TypeError):
+        return None
+    key = ("dgated", _layout(a), _layout(b), _layout(offs), _layout(h), _layout(scores), _layout(dh),
+           _layout(scaled), _layout(partials), a.get_device(), activation, gate_layout, alpha, limit)
+    if dh.numel() and not _run_planned(key, args, a.get_device()):
+        return None
+    return dh, scaled, partials.sum(dim=1)

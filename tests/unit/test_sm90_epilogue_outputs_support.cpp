@@ -1,0 +1,145 @@
+// tests/unit/test_sm90_epilogue_outputs_support.cpp: which Hopper designs serve the epilogue's second
+// operands (direct stores only; the TMA-store designs refuse them with a reason), that they are
+// offered only on request (trial), and that the kernel's instantiation names them
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gemmops/gemmops.hpp"
+#include "sm90/designs.hpp"
+#include "sm90/epilogue_support.hpp"
+#include "sm90/kernel_config.hpp"
+#include "support/scoped_env.hpp"
+
+namespace gemmops {
+namespace {
+
+using sm90::Sm90Design;
+
+TensorDesc fake(DType t, std::vector<int64_t> shape) { return TensorDesc::contiguous(t, shape, Device::cuda(0)); }
+
+EpilogueOps grad_ops(Activation a, GateLayout g, DType out, bool scores) {
+  EpilogueOps ops;
+  ops.activation = a;
+  ops.gate_layout = g;
+  ops.activation_grad = ActivationGrad{fake(out, {512, 512}), fake(out, {512, 256}), fake(DType::fp32, {512, 4})};
+  if (scores) ops.row_scale = fake(DType::fp32, {512});
+  return ops;
+}
+
+EpilogueOps pre_ops(Activation a, GateLayout g, DType out) {
+  EpilogueOps ops;
+  ops.activation = a;
+  ops.gate_layout = g;
+  ops.pre_activation = fake(out, {512, 512});
+  return ops;
+}
+
+TEST(Sm90EpilogueOutputsSupport, the_tma_store_designs_refuse_the_second_operands_and_say_why) {
+  int tma = 0, direct = 0;
+  for (const Sm90Design& d : sm90::sm90_designs()) {
+    const sm90::Sm90EpilogueSupport s = sm90::epilogue_support(d, DType::bf16);
+    const std::string why =
+        sm90::check_design_epilogue(d, grad_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16, true));
+    if (d.design.epilogue == Epilogue::tma_store) {
+      ++tma;
+      EXPECT_FALSE(s.activation_grad || s.pre_activation) << d.design.to_string();
+      EXPECT_NE(why.find("stores by TMA, which does not write activation_grad's outputs yet"), std::string::npos)
+          << why;
+    } else {
+      ++direct;
+      EXPECT_TRUE(s.pre_activation) << d.design.to_string();
+      EXPECT_EQ(s.activation_grad, d.design.tile_n % 128 == 0) << d.design.to_string();
+    }
+  }
+  EXPECT_GT(tma, 0);
+  EXPECT_GT(direct, 0);
+}
+
+TEST(Sm90EpilogueOutputsSupport, the_instantiation_names_the_second_operands_and_the_gate_of_the_backward) {
+  const sm90::Sm90Design& d = sm90::sm90_designs()[0];
+  const std::string grad = sm90::instantiation_text(sm90::make_kernel_config(
+      d, DType::bf16, DType::bf16, Major::k, Major::k, false,
+      sm90::kernel_op(grad_ops(Activation::swiglu_oss, GateLayout::interleaved, DType::bf16, true))));
+  EXPECT_NE(grad.find(".act = gemmops::kernels::sm90::Act::swiglu_oss, "
+                      ".gate = gemmops::kernels::sm90::Gate::interleaved"),
+            std::string::npos)
+      << grad;
+  EXPECT_NE(grad.find(".row_scale = true, .activation_grad = true}"), std::string::npos) << grad;
+  const std::string pre = sm90::instantiation_text(sm90::make_kernel_config(
+      d, DType::bf16, DType::bf16, Major::k, Major::k, false,
+      sm90::kernel_op(pre_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16))));
+  EXPECT_NE(pre.find(".pre_activation = true}"), std::string::npos) << pre;
+}
+
+// The down projection's dgrad: dA = dout (TotalM, H 1024) x W2^T (4 experts, N = I = 256).
+GroupedGemmArguments dgated_arguments(int64_t rows) {
+  GroupedGemmArguments g{fake(DType::bf16, {rows, 1024}), fake(DType::bf16, {4, 1024, 256}),
+                         fake(DType::bf16, {rows, 512}), DType::fp32, fake(DType::i32, {4})};
+  g.epilogue = grad_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16, true);
+  g.epilogue.activation_grad = ActivationGrad{fake(DType::bf16, {rows, 512}), fake(DType::bf16, {rows, 256}),
+                                              fake(DType::fp32, {rows, 4})};
+  g.epilogue.row_scale = fake(DType::fp32, {rows});
+  return g;
+}
+
+bool is_sm90(const OperatorPtr& op) { return op->metadata().provider == "sm90"; }
+
+TEST(Sm90EpilogueOutputsSupport, are_offered_only_on_request_and_the_rejections_name_the_opt_in) {
+  const GroupedGemmArguments args = dgated_arguments(512);
+  ASSERT_TRUE(validate(args)) << validate(args).to_string();
+  for (const OperatorPtr& op : get_operators(args, Target::sm(90, true)))
+    EXPECT_FALSE(is_sm90(op)) << op->name() << " offers activation_grad without the opt-in";
+  int named = 0;
+  for (const Rejection& r : get_rejections(args, Target::sm(90, true)))
+    if (is_sm90(r.op) &&
+        r.reason.message().find("epilogue.activation_grad has not yet passed the GPU suite on this operator: offered "
+                                "only with GEMMOPS_TRIAL_DESIGNS=1") != std::string::npos)
+      ++named;
+  EXPECT_GT(named, 0);
+  // Another signature: support answers are remembered per signature (the opt-in is read per answer).
+  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+  const GroupedGemmArguments asked = dgated_arguments(520);
+  int offered = 0;
+  for (const Rejection& r : get_rejections(asked, Target::sm(90, true)))
+    if (is_sm90(r.op) && r.reason.message().find("GPU suite") != std::string::npos)
+      ADD_FAILURE() << r.op->name() << ": " << r.reason.message();
+  for (const OperatorPtr& op : get_operators(asked, Target::sm(90, true))) {
+    if (!is_sm90(op)) continue;
+    ++offered;
+    EXPECT_NE(op->metadata().design.epilogue, Epilogue::tma_store) << op->name();
+  }
+  EXPECT_GT(offered, 0);
+}
+
+// dA over I columns with B K-major (its N need not be 16-byte aligned).
+GroupedGemmArguments dgated_arguments_k_major(int64_t rows, int64_t i) {
+  const Device cuda = Device::cuda(0);
+  const TensorDesc b(DType::bf16, {4, 1024, i}, {1024 * i, 1, 1024}, cuda);
+  GroupedGemmArguments g{fake(DType::bf16, {rows, 1024}), b, fake(DType::bf16, {rows, 2 * i}), DType::fp32,
+                         fake(DType::i32, {4})};
+  g.epilogue = grad_ops(Activation::swiglu, GateLayout::interleaved, DType::bf16, false);
+  g.epilogue.activation_grad = ActivationGrad{fake(DType::bf16, {rows, 2 * i}), fake(DType::bf16, {rows, i}),
+                                              fake(DType::fp32, {rows, score_grad_chunks(i)})};
+  return g;
+}
+
+TEST(Sm90EpilogueOutputsSupport, need_n_a_multiple_of_8_and_take_partials_of_any_row_stride) {
+  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+  // I = 136: three partials a row (12-byte rows) are fine
+  int offered = 0;
+  for (const OperatorPtr& op : get_operators(dgated_arguments_k_major(200, 136), Target::sm(90, true)))
+    offered += is_sm90(op) ? 1 : 0;
+  EXPECT_GT(offered, 0);
+  int named = 0;
+  for (const Rejection& r : get_rejections(dgated_arguments_k_major(200, 132), Target::sm(90, true)))
+    if (is_sm90(r.op) && r.reason.message() == "B: sm90 kernels store the epilogue's second operands in column pairs "
+                                               "on 16-byte rows: B's N must be a multiple of 8; got N 132")
+      ++named;
+  EXPECT_GT(named, 0);
+}
+
+}  // namespace
+}  // namespace gemmops
