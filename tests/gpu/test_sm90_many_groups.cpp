@@ -15,6 +15,7 @@
 #include "support/device_check.hpp"
 #include "support/scoped_env.hpp"
 #include "support/sm90_operators.hpp"
+#include "support/sm90_split_k.hpp"
 
 namespace gemmops::testing {
 namespace {
@@ -140,6 +141,7 @@ TEST_P(Sm90ManyGroupsTest, split_k_across_launches_clears_its_flags_for_each) {
   // add partials not yet written. On the whole device and on 6 SMs (many rounds of units).
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   const OperatorPtr& op = GetParam();
+  GEMMOPS_SKIP_WITHOUT_SPLIT_K(op->metadata());
   const int64_t capacity = table_capacity_of(op->metadata());
   std::vector<int32_t> sizes(static_cast<size_t>(capacity + 5));
   for (size_t g = 0; g < sizes.size(); ++g) sizes[g] = static_cast<int32_t>(g % 3 == 0 ? 40 : g % 3);

@@ -13,6 +13,7 @@
 #include "gemmops/gemmops.hpp"
 #include "support/compare.hpp"
 #include "support/sm90_operators.hpp"
+#include "support/sm90_split_k.hpp"
 #include "support/device_problem.hpp"
 #include "support/random_problems.hpp"
 #include "support/reference.hpp"
@@ -388,17 +389,20 @@ void check_split_k(const OperatorPtr& op, int splits, bool one_cluster) {
 
 TEST_P(Sm90OperatorPathTest, split_k_matches_the_reference) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  GEMMOPS_SKIP_WITHOUT_SPLIT_K(GetParam()->metadata());
   check_split_k(GetParam(), 2, false);
   check_split_k(GetParam(), 3, false);
 }
 
 TEST_P(Sm90OperatorPathTest, split_k_on_one_cluster_runs_every_unit_of_a_tile_in_turn) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  GEMMOPS_SKIP_WITHOUT_SPLIT_K(GetParam()->metadata());
   check_split_k(GetParam(), 3, true);
 }
 
 TEST_P(Sm90OperatorPathTest, run_without_the_workspace_split_k_needs_is_refused) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  GEMMOPS_SKIP_WITHOUT_SPLIT_K(GetParam()->metadata());
   const OperatorPtr& op = GetParam();
   std::mt19937 rng(5);
   ProblemSpec spec = problems_for(op->metadata()).front();

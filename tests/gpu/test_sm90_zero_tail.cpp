@@ -13,6 +13,7 @@
 #include "support/device_check.hpp"
 #include "support/scoped_env.hpp"
 #include "support/sm90_operators.hpp"
+#include "support/sm90_split_k.hpp"
 
 namespace gemmops::testing {
 namespace {
@@ -86,6 +87,7 @@ TEST_P(Sm90ZeroTailTest, split_k_stores_the_tail_once_from_its_first_unit) {
   // the whole device and on one cluster, where every unit of a tile runs in turn on one CTA.
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   const OperatorMetadata& m = GetParam()->metadata();
+  GEMMOPS_SKIP_WITHOUT_SPLIT_K(m);
   const int64_t unit = m.design.tile_m * m.design.cluster_m;
   ProblemSpec s = m_grouped(m);
   s.m = 3 * unit + 17 + 2 * unit + 7, s.n = 2 * m.design.tile_n + 8, s.k = 64 * 13 + 8, s.groups = 6;
