@@ -63,6 +63,9 @@ def test_grouped_mm_dgated_matches_torch_autograd(device, activation, gate_layou
     dout, w, ends, h, s = problem(device)
     if activation not in ("swiglu", "swiglu_oss"):
         h = h[:, : w.shape[-1]].contiguous()  # a plain activation's h has I columns
+    # No value exactly at a clamp's bound: torch's clamp passes the gradient there up to 2.11 and
+    # not in later versions; the kernel follows 2.11 (docs/kernels.md). Off the bound both agree.
+    h = torch.where(h.float().abs() == limit, h.float() * 1.0625, h.float()).to(h.dtype)
     got = gt.grouped_mm_dgated(dout, w, ends, h, s, activation, gate_layout, limit=limit)
     assert got is not None  # an operator serves it on this device (trial on the GPU)
     dh, scaled, ds = got

@@ -79,24 +79,27 @@ def _run_planned(key: tuple, args, device: int) -> bool:
 
 def grouped_mm_with_pre_activation(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, activation: str,
                                    gate_layout: str = "concatenated", bias: Optional[torch.Tensor] = None,
-                                   alpha: float = 1.702, limit: float = 7.0
+                                   alpha: float = 1.702, limit: float = 7.0,
+                                   a_row_index: Optional[torch.Tensor] = None
                                    ) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
     """The MoE up projection keeping what its backward needs: h = a[rows of g] @ b[g] (+ bias[g]) and
     out = activation(h), one kernel: returns (out, h); h (S, N) and out (S, N/2 gated, else N) in a's
-    dtype, rows past offs[-1] zeros. None when no operator serves it here. No autograd."""
+    dtype, rows past offs[-1] zeros. With a_row_index (int32 (S,)) row r of the product reads
+    a[a_row_index[r]] (the tokens' rows, never copied). None when no operator serves it here. No autograd."""
     n = b.shape[-1]
     out_n = n // 2 if activation in ("swiglu", "swiglu_oss") else n
-    out = torch.empty((a.shape[0], out_n), dtype=a.dtype, device=a.device)
-    h = torch.empty((a.shape[0], n), dtype=a.dtype, device=a.device)
+    rows = a.shape[0] if a_row_index is None else a_row_index.shape[0]
+    out = torch.empty((rows, out_n), dtype=a.dtype, device=a.device)
+    h = torch.empty((rows, n), dtype=a.dtype, device=a.device)
     try:
         epilogue = _core.EpilogueOps(activation=activation, gate_layout=gate_layout, alpha=alpha, limit=limit,
                                      bias=bias, pre_activation=h)
         args = _core.GroupedGemmArguments(a, b, out, accumulator_type="float32", offsets=offs, zero_tail=True,
-                                          epilogue=epilogue)
+                                          epilogue=epilogue, a_row_index=a_row_index)
     except (ValueError, TypeError):
         return None
     key = ("pre", _layout(a), _layout(b), _layout(offs), _layout(bias), _layout(out), _layout(h), a.get_device(),
-           activation, gate_layout, alpha, limit)
+           activation, gate_layout, alpha, limit, _layout(a_row_index))
     if out.numel() and not _run_planned(key, args, a.get_device()):
         return None
     return out, h
@@ -104,16 +107,18 @@ def grouped_mm_with_pre_activation(a: torch.Tensor, b: torch.Tensor, offs: torch
 
 def grouped_mm_dgated(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, h: torch.Tensor,
                       scores: Optional[torch.Tensor] = None, activation: str = "swiglu",
-                      gate_layout: str = "concatenated", alpha: float = 1.702, limit: float = 7.0
+                      gate_layout: str = "concatenated", alpha: float = 1.702, limit: float = 7.0,
+                      a_row_index: Optional[torch.Tensor] = None
                       ) -> Optional[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
     """The MoE down projection's dgrad with the activation's backward fused into its store:
     dA = a[rows of g] @ b[g] (a = dout rows (S, H), b = W2 transposed (G, H, I)), and from the saved
     pre-activation h (S, 2I gated, else (S, I)) and the routing scores s (S,) fp32 (1 without):
     returns (dh, s * act(h), ds): dh (h's shape; gated: in gate_layout) = s * dA * d act/d (gate | up), the
     scaled activation (S, I) for dW2, and ds[r] = sum_c dA[r, c] act(h)[r, c] (fp32, (S,)), the sum
-    of the kernel's per-64-column partials in column order. Rows past offs[-1] are zeros. None when
-    no operator serves it here. No autograd."""
-    rows, i = a.shape[0], b.shape[-1]
+    of the kernel's per-64-column partials in column order. Rows past offs[-1] are zeros. With
+    a_row_index (int32 (S,)) row r of dA reads a[a_row_index[r]] (dout's token rows, never copied).
+    None when no operator serves it here. No autograd."""
+    rows, i = (a.shape[0] if a_row_index is None else a_row_index.shape[0]), b.shape[-1]
     gated = activation in ("swiglu", "swiglu_oss")
     dh = torch.empty((rows, 2 * i if gated else i), dtype=a.dtype, device=a.device)
     scaled = torch.empty((rows, i), dtype=a.dtype, device=a.device)
@@ -123,11 +128,12 @@ def grouped_mm_dgated(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, h: t
                                      row_scale=scores, grad_pre_activation=h, scaled_activation=scaled,
                                      score_grad_partials=partials)
         args = _core.GroupedGemmArguments(a, b, dh, accumulator_type="float32", offsets=offs, zero_tail=True,
-                                          epilogue=epilogue)
+                                          epilogue=epilogue, a_row_index=a_row_index)
     except (ValueError, TypeError):
         return None
     key = ("dgated", _layout(a), _layout(b), _layout(offs), _layout(h), _layout(scores), _layout(dh),
-           _layout(scaled), _layout(partials), a.get_device(), activation, gate_layout, alpha, limit)
+           _layout(scaled), _layout(partials), a.get_device(), activation, gate_layout, alpha, limit,
+           _layout(a_row_index))
     if dh.numel() and not _run_planned(key, args, a.get_device()):
         return None
     return dh, scaled, partials.sum(dim=1)

@@ -1,5 +1,5 @@
-# python/gemmops/torch/moe.py: a MoE experts layer with its activation and routing weights fused into the
-# grouped GEMMs' epilogues, and a backward that recomputes instead of keeping the activations
+# python/gemmops/torch/moe.py: a MoE experts layer as six grouped GEMMs and two gather-reduces a training
+# step, the activation, its gradient and the score gradient fused into the GEMMs' epilogues
 # SPDX-License-Identifier: Apache-2.0
 """``gemmops.torch.moe_experts``: the experts of a MoE layer, forward and backward.
 
@@ -10,13 +10,16 @@ up halves concatenated, or interleaved with ``gate_layout="interleaved"``), (E, 
 w_down (E, I, H). Any strides: the transposed view of an ``nn.Linear``-style (E, N, K) weight is
 served without a copy. Ids outside [0, E) (expert-parallel sentinels) add nothing.
 
-Forward: the (token, choice) pairs sorted by expert (on the device, no host synchronisation), the
-tokens gathered, the up projection with the activation fused into its store (the pre-activation
-(S, 2I) is never written), the down projection with the routing weights fused as a row scale, and
-each token's k rows summed in a fixed order (deterministic, no atomics). Backward keeps only x, the
-routing and the weights: it recomputes the pre-activation with one grouped GEMM, then the
-gradients of x, of the routing weights (a row-wise dot product), and of both weights (the K-grouped
-form). Where no operator fuses an op (a dtype or device without one) the same steps run unfused.
+The step (../MOE_STEP.md): the (token, choice) pairs sorted by expert on the device (no host
+synchronisation). Forward: the up projection reading x's rows through the pairs' token index, its
+epilogue storing the pre-activation h (kept for backward) and the activation a; the down
+projection; each token's k rows weighted by its scores and summed in choice order by the
+gather-reduce kernel (deterministic, no atomics). Backward: the down projection's data gradient
+reading dout's rows through the index, its epilogue writing dh, s act(h) and the score gradient's
+partials; both weight gradients (K-grouped); the up projection's data gradient; the gather-reduce
+of each token's rows. Nothing is recomputed. Where no operator serves a fused piece (a dtype or
+device without one, or a piece not yet offered) the same step runs on gathered copies and torch ops.
+Forward without gradients stores no h.
 """
 
 from typing import Tuple
@@ -26,7 +29,7 @@ import torch.nn.functional as F
 
 from . import grouped_mm
 from ._combine import combine, pair_rows
-from ._fused import grouped_mm_epilogue
+from ._fused import grouped_mm_dgated, grouped_mm_epilogue, grouped_mm_with_pre_activation
 
 __all__ = ["ACTIVATIONS", "apply_activation", "moe_experts", "route"]
 
@@ -69,48 +72,86 @@ def _row_limit(offsets: torch.Tensor) -> torch.Tensor:
     return offsets[-1:] if offsets.numel() else torch.zeros(1, dtype=torch.int32, device=offsets.device)
 
 
+def _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activation):
+    """(a, h): the activation of the up projection of x's rows gathered by `rows`, and its
+    pre-activation h when the backward needs it (else None). One kernel reading x through the index
+    where an operator serves that; else the gathered copy of x, then torch's ops where no operator
+    fuses the activation."""
+    if keep_pre_activation:
+        r = grouped_mm_with_pre_activation(x, w_gate_up, offsets, activation, gate_layout, a_row_index=rows)
+        if r is not None:
+            return r
+    xs = x[rows.long()]
+    if keep_pre_activation:
+        r = grouped_mm_with_pre_activation(xs, w_gate_up, offsets, activation, gate_layout)
+        if r is not None:
+            return r
+        h = grouped_mm(xs, w_gate_up, offsets)
+        return apply_activation(h.float(), activation, gate_layout).to(x.dtype), h
+    a = grouped_mm_epilogue(xs, w_gate_up, offsets, activation, gate_layout)
+    if a is None:  # no operator fuses the activation here
+        a = apply_activation(grouped_mm(xs, w_gate_up, offsets), activation, gate_layout).to(x.dtype)
+    return a, None
+
+
+def _down_dgrad(dout, rows, w_down, offsets, h, scores, activation, gate_layout):
+    """(dh, s act(h), ds) of the down projection's data gradient (MOE_STEP.md step 4): one kernel
+    reading dout's rows through the index where an operator serves that; else the gathered copy,
+    then torch's ops for the activation's backward where no operator fuses it."""
+    w2t = w_down.transpose(-2, -1)
+    r = grouped_mm_dgated(dout, w2t, offsets, h, scores, activation, gate_layout, a_row_index=rows)
+    if r is not None:
+        return r
+    dys = dout[rows.long()]
+    r = grouped_mm_dgated(dys, w2t, offsets, h, scores, activation, gate_layout)
+    if r is not None:
+        return r
+    d_a = grouped_mm(dys, w2t, offsets).float()  # (S, I): the gradient of act(h), unscaled
+    hp = h.float().requires_grad_(True)
+    with torch.enable_grad():
+        a = apply_activation(hp, activation, gate_layout)
+    (dh,) = torch.autograd.grad(a, hp, d_a * scores.unsqueeze(-1))
+    a = a.detach()
+    return dh.to(h.dtype), (a * scores.unsqueeze(-1)).to(h.dtype), (d_a * a).sum(dim=-1)
+
+
 class _MoEExperts(torch.autograd.Function):
+    """Six grouped GEMMs a step and two gather-reduces (../MOE_STEP.md): forward keeps x, the
+    pre-activation h, the sort and the scores; backward recomputes nothing."""
+
     @staticmethod
     def forward(ctx, x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout):
         tokens, k = topk_ids.shape
         order, offsets, token = route(topk_ids, w_gate_up.shape[0])
-        # Sentinel pairs lie past offsets[-1]: their rows are zeros, their weights are not read.
-        weights = topk_weights.reshape(-1)[order].to(torch.float32).contiguous()
-        xs = x[token]
-        h = grouped_mm_epilogue(xs, w_gate_up, offsets, activation, gate_layout)
-        if h is None:  # no operator fuses the activation here
-            h = apply_activation(grouped_mm(xs, w_gate_up, offsets), activation, gate_layout).to(x.dtype)
-        y = grouped_mm_epilogue(h, w_down, offsets, "none", row_scale=weights)
-        if y is None:
-            y = (grouped_mm(h, w_down, offsets).float() * weights.unsqueeze(-1)).to(x.dtype)
+        rows = token.to(torch.int32)
         pair = pair_rows(order, tokens, k)
-        ctx.save_for_backward(x, w_gate_up, w_down, order, offsets, token, weights, pair)
-        ctx.shape = (tokens, k, topk_weights.dtype)
-        ctx.activation, ctx.gate_layout = activation, gate_layout
-        # Sentinel pairs (past offsets[-1]) are not read: their tokens' sums skip them.
-        return combine(y, pair, row_limit=_row_limit(offsets))
+        training = any(ctx.needs_input_grad)
+        a, h = _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activation=training)
+        y = grouped_mm(a, w_down, offsets)  # (S, H): the scores are applied by the combine
+        scores = topk_weights.to(torch.float32).contiguous()
+        if training:
+            # The sorted scores (S,): sentinel pairs lie past offsets[-1], where nothing reads them.
+            ctx.save_for_backward(x, w_gate_up, w_down, offsets, rows, pair, h, scores.reshape(-1)[order])
+            ctx.shape = (tokens, k, topk_weights.dtype)
+            ctx.activation, ctx.gate_layout = activation, gate_layout
+        # Each token's rows weighted and summed in choice order; sentinel pairs are not read.
+        return combine(y, pair, scores, row_limit=_row_limit(offsets), out_dtype=x.dtype)
 
     @staticmethod
     def backward(ctx, dout):
-        x, w_gate_up, w_down, order, offsets, token, weights, pair = ctx.saved_tensors
+        x, w_gate_up, w_down, offsets, rows, pair, h, scores = ctx.saved_tensors
         tokens, k, weight_dtype = ctx.shape
-        xs = x[token]
-        dy = dout.to(x.dtype)[token]  # each pair's row gets its token's gradient
-        # The pre-activation again (one grouped GEMM), and the activation's own gradient from torch.
-        p = grouped_mm(xs, w_gate_up, offsets).detach().requires_grad_(True)
-        with torch.enable_grad():
-            h = apply_activation(p, ctx.activation, ctx.gate_layout)
-        dh_unweighted = grouped_mm(dy, w_down.transpose(-2, -1), offsets)  # (S, I)
-        d_weights = (dh_unweighted.float() * h.detach().float()).sum(dim=-1)  # row-wise dot products
-        dh = (dh_unweighted.float() * weights.unsqueeze(-1)).to(p.dtype)
-        (dp,) = torch.autograd.grad(h, p, dh)
-        dy_weighted = (dy.float() * weights.unsqueeze(-1)).to(x.dtype)
-        h_rows = h.detach().to(x.dtype)
-        d_w_down = grouped_mm(h_rows.t(), dy_weighted, offsets)     # (E, I, H): K-grouped over tokens
-        d_w_gate_up = grouped_mm(xs.t(), dp.to(x.dtype), offsets)  # (E, H, N_up)
-        dxs = grouped_mm(dp.to(x.dtype), w_gate_up.transpose(-2, -1), offsets)
+        dout = dout.to(x.dtype).contiguous()
+        dh, a_scaled, ds = _down_dgrad(dout, rows, w_down, offsets, h, scores, ctx.activation, ctx.gate_layout)
+        gathered = rows.long()
+        # The weight gradients: K-grouped over each expert's pairs (the rows of x and dout gathered
+        # by copy until the K-grouped form reads them through the index).
+        d_w_down = grouped_mm(a_scaled.t(), dout[gathered], offsets)  # (E, I, H)
+        d_w_gate_up = grouped_mm(x[gathered].t(), dh, offsets)        # (E, H, N_up)
+        dxs = grouped_mm(dh, w_gate_up.transpose(-2, -1), offsets)     # (S, H)
         dx = combine(dxs, pair, row_limit=_row_limit(offsets))
-        d_topk = torch.empty_like(d_weights).index_copy(0, order, d_weights).view(tokens, k).to(weight_dtype)
+        # ds is 0 on rows past offsets[-1] (the zero tail): sentinel choices get zero gradients.
+        d_topk = ds[pair.long()].view(tokens, k).to(weight_dtype)
         return dx, None, d_topk, d_w_gate_up.to(w_gate_up.dtype), d_w_down.to(w_down.dtype), None, None
 
 
