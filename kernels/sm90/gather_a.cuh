@@ -36,14 +36,14 @@ struct GatheredRows {
 
   /// Issues this thread's copies of k in [k0, k0 + 64) into the stage at `a_dst`, then arrives on
   /// `bar` once they have landed (the barrier counts the 128 copying threads). Chunks past K (the K
-  /// tail) are zero-filled, as TMA fills them: a partial chunk copies the bytes inside K only.
+  /// tail) are zero-filled, as TMA fills them. K is a multiple of 16 bytes (the plan refuses others):
+  /// a chunk lies wholly inside K or wholly past it.
   __device__ __forceinline__ void copy(const MainloopParams& m, ::cuda::std::uint8_t* a_dst, int k0, int k, int thread,
                                        ::cuda::std::uint64_t* bar) const {
     constexpr int kElem = elem_bytes(C.ab);
     const int chunk = thread % 8, first_row = thread / 8;
     const int kc = k0 + 8 * chunk;
-    const int bytes_in_k = (k - kc) * kElem;
-    const ::cuda::std::uint32_t chunk_bytes = bytes_in_k <= 0 ? 0u : bytes_in_k >= 16 ? 16u : bytes_in_k;
+    const ::cuda::std::uint32_t chunk_bytes = kc < k ? 16u : 0u;
     // Chunk c of tile row r sits at chunk c ^ (r % 8) of its 128-byte row; r % 8 is the same for
     // all of this thread's rows (they step by 16).
     ::cuda::std::uint8_t* dst = a_dst + first_row * 128 + ((chunk ^ (first_row & 7)) * 16);

@@ -182,6 +182,12 @@ Result<KernelProblem> map_problem(const Arguments& args) {
   if (p.gather_a && p.a_major != Major::k)
     return unsupported("a_row_index: sm90 kernels gather rows of a K-major A only (each row's K contiguous, copied "
                        "16 bytes at a time); got A " + p.a->describe());
+  // A chunk only partly inside K would be a 16-byte cp.async with fewer source bytes, which
+  // compute-sanitizer reports reading the whole 16 past the last row's end (H100, memcheck).
+  if (p.gather_a && (p.k * static_cast<int64_t>(size_of(p.a->dtype))) % 16 != 0)
+    return unsupported("a_row_index: sm90 kernels copy a gathered A's rows in whole 16-byte chunks: K must be a "
+                       "multiple of " + std::to_string(16 / size_of(p.a->dtype)) + " elements; got K " +
+                       std::to_string(p.k));
   if (p.a_major == Major::mn) GEMMOPS_TRY(m_major_a_starts(p));
   GEMMOPS_TRY(b_strides(*p.b, &p));
   bind_epilogue(epilogue_ops(args), &p);

@@ -138,22 +138,25 @@ TEST_P(Sm90GatheredATest, matches_the_reference_for_random_permuted_and_constant
   }
 }
 
-TEST_P(Sm90GatheredATest, zero_fills_k_tails_and_serves_ragged_groups_past_the_last_offset) {
+TEST_P(Sm90GatheredATest, zero_fills_k_tails_serves_ragged_groups_and_refuses_partial_chunks) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   const OperatorMetadata& m = GetParam()->metadata();
   const int64_t unit = m.design.tile_m * m.design.cluster_m, tn = m.design.tile_n;
   std::mt19937 rng(42);
-  // K of 200 (a last k-block of 8 of its 64), 72, and 36: half a 16-byte chunk, with A's rows 40
-  // elements apart (16-byte strides) and B N-major (a K-major B of K 36 has no 16-byte strides).
-  for (int64_t k : {200, 72, 36}) {
+  // K of 200 (a last k-block of 8 of its 64) and 72, B K-major and N-major.
+  for (int64_t k : {200, 72}) {
     for (Major b_major : {Major::k, Major::mn}) {
-      if (k % 8 != 0 && b_major == Major::k) continue;
       SCOPED_TRACE("K " + std::to_string(k) + (b_major == Major::mn ? ", B N-major" : ""));
       expect_matches_reference(*GetParam(), make_gather(m, unit + 3, 5 * unit + 40, tn + 72, k, 7, 2 * unit + 13,
-                                                        IndexKind::random_with_repeats, b_major, rng,
-                                                        k % 8 != 0 ? 40 : 0));
+                                                        IndexKind::random_with_repeats, b_major, rng));
     }
   }
+  // K of 36 (half a 16-byte chunk, A's rows 40 apart): refused with the rule, nothing launched.
+  const GatherProblem odd = make_gather(m, unit + 3, 5 * unit + 40, tn + 72, 36, 7, 2 * unit + 13,
+                                        IndexKind::random_with_repeats, Major::mn, rng, 40);
+  const Status s = GetParam()->supports(odd.arguments());
+  EXPECT_EQ(s.code(), ErrorCode::unsupported) << s.to_string();
+  EXPECT_NE(s.message().find("K must be a multiple of 8 elements; got K 36"), std::string::npos) << s.message();
 }
 
 TEST_P(Sm90GatheredATest, every_group_empty_leaves_out_untouched) {

@@ -125,6 +125,24 @@ TEST(ValidateRowIndex, a_plan_runs_with_each_calls_index_and_refuses_a_call_with
   EXPECT_EQ(s.message(), "a_row_index: run needs data; got a fake tensor (no data pointer)");
 }
 
+TEST(RowIndexSupport, sm90_refuses_a_k_that_ends_inside_a_16_byte_chunk) {
+  // A K of 36 bf16 (72 bytes) would end in half a chunk: refused by every design with the rule.
+  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+  auto g = testing::make_grouped_m(2, 64, 64, 36, DType::bf16, Device::cuda(0));
+  g.A = TensorDesc(DType::bf16, {10, 36}, {40, 1}, Device::cuda(0));
+  g.B = TensorDesc::contiguous(DType::bf16, {2, 36, 64}, Device::cuda(0));  // N-major: 16-byte strides
+  g.a_row_index = TensorDesc::contiguous(DType::i32, {64}, Device::cuda(0));
+  int refused = 0;
+  for (const OperatorPtr& op : testing::sm90_operators()) {
+    const Status s = op->supports(g, Target::sm(90, true));
+    EXPECT_FALSE(s) << op->name();
+    if (s.message().find("a_row_index: sm90 kernels copy a gathered A's rows in whole 16-byte chunks: K must be a "
+                         "multiple of 8 elements; got K 36") != std::string::npos)
+      ++refused;
+  }
+  EXPECT_GT(refused, 0);
+}
+
 TEST(RowIndexSupport, operators_that_do_not_gather_refuse_it_and_sm90_asks_for_the_trial_opt_in) {
   auto g = testing::make_grouped_m(4, 512, 256, 128, DType::bf16, Device::cuda(0));
   g.A = TensorDesc::contiguous(DType::bf16, {300, 128}, Device::cuda(0));
