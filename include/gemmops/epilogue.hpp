@@ -47,7 +47,7 @@ std::optional<GateLayout> parse_gate_layout(std::string_view text);
 inline constexpr int64_t kScoreGradChunk = 64;
 /// Columns of the score-gradient partials for a product of `i` columns: ceil(i / 64). The same for
 /// every operator and design, so a caller sizes the buffer before choosing one.
-constexpr int64_t score_grad_chunks(int64_t i) { return (i + kScoreGradChunk - 1) / kScoreGradChunk; }
+constexpr int64_t score_grad_chunks(int64_t i) { return i / kScoreGradChunk + (i % kScoreGradChunk != 0); }
 
 /// The backward of an activation (the MoE down projection's dgrad, "dgated"), fused into the
 /// epilogue of dA = dout x W2^T: the product has I columns, and with the saved pre-activation h and

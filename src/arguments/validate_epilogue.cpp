@@ -2,6 +2,7 @@
 // column rule, the bias and row-scale operands, and the per-call scalars (alpha, limit)
 // SPDX-License-Identifier: Apache-2.0
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -109,9 +110,11 @@ Status validate_out_columns(const EpilogueOps& e, int64_t out_n, int64_t product
     return invalid_argument("epilogue.activation_grad: needs the activation whose backward it computes; got "
                             "activation none");
   if (e.activation_grad && is_gated(e.activation)) {  // out = dh: a gate and an up column per product column
-    if (out_n == 2 * product_n) return Status::ok();
-    return invalid_argument("out: N (" + std::to_string(out_n) + ") must equal twice B's N (" +
-                            std::to_string(2 * product_n) + ") with activation_grad of a gated activation (out is "
+    // (out_n / 2 == product_n rather than 2 * product_n: sizes up to INT64_MAX must not overflow)
+    if (out_n % 2 == 0 && out_n / 2 == product_n) return Status::ok();
+    const std::string twice = product_n <= INT64_MAX / 2 ? std::to_string(2 * product_n)
+                                                         : "2 x " + std::to_string(product_n);
+    return invalid_argument("out: N (" + std::to_string(out_n) + ") must equal twice B's N (" + twice + ") with activation_grad of a gated activation (out is "
                             "dh, a gate and an up column per product column); " + shapes);
   }
   if (e.activation_grad) return agree("N", out_n, product_n, "out", "B", shapes);

@@ -1,6 +1,7 @@
 // src/arguments/validate_epilogue_outputs.cpp: the rules of the epilogue's second operands: the
 // forward's pre_activation output and the activation's backward (activation_grad)
 // SPDX-License-Identifier: Apache-2.0
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,8 @@ Status validate_activation_grad(const EpilogueOps& e, const TensorDesc& B, const
                             "forward's bias is already in the saved pre-activation)");
   const ActivationGrad& g = *e.activation_grad;
   const int64_t rows = out.size(0), i = B.size(2);
+  if (i > INT32_MAX)  // (2I and ceil(I / 64) below must not overflow; no kernel indexes more columns)
+    return invalid_argument("epilogue.activation_grad: B's N (I) must be below 2^31; got " + std::to_string(i));
   if (is_gated(e.activation)) {
     GEMMOPS_TRY(validate_matrix(g.pre_activation, "epilogue.activation_grad.pre_activation", {rows, 2 * i},
                                 "(TotalM, 2I), I = B's N, with a gated activation", out.dtype, "out's dtype", out));

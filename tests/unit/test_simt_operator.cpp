@@ -99,30 +99,26 @@ GroupedGemmArguments make_masked(int64_t groups, int64_t max_m, int64_t n, int64
                               TensorDesc::contiguous(DType::i32, {groups}, kCuda)};
 }
 
-TEST(SimtOperator, refuses_the_layouts_not_yet_through_the_gpu_suite_without_the_opt_in) {
-  // Shapes no other test uses: support is memoised per signature, and the opt-in is read on the call.
+TEST(SimtOperator, offers_the_masked_and_aligned_layouts_without_the_opt_in) {
+  // Through the GPU suite and memcheck on an H100 (2026-12-06). Shapes no other test uses: support
+  // is memoised per signature.
   const simt::SimtGemmOperator op(DType::bf16, DType::bf16);
   const GroupedGemmArguments masked = make_masked(7, 24, 264, 136);
   GroupedGemmArguments aligned = testing::make_grouped_m(5, 1032, 72, 40, DType::bf16, kCuda);
   aligned.group_alignment = 64;
-  Status s = op.supports(masked, kHopper);
-  EXPECT_EQ(s.code(), ErrorCode::unsupported) << s.to_string();
-  EXPECT_EQ(s.message(), "operation: grouped_gemm_m_masked has not yet passed the GPU suite on this operator: offered "
-                         "only with GEMMOPS_TRIAL_DESIGNS=1");
-  s = op.supports(aligned, kHopper);
-  EXPECT_EQ(s.message(), "group_alignment: groups at aligned starts has not yet passed the GPU suite on this operator: "
-                         "offered only with GEMMOPS_TRIAL_DESIGNS=1");
-  // The sm90 operators: the masked form has run on a GPU (the Python suite), the aligned layout not.
+  EXPECT_TRUE(op.supports(masked, kHopper)) << op.supports(masked, kHopper).to_string();
+  EXPECT_TRUE(op.supports(aligned, kHopper)) << op.supports(aligned, kHopper).to_string();
+  // The sm90 operators rank first on the masked form; on aligned groups (still trial there, not yet
+  // through memcheck) the portable operator is the GPU operator offered.
   const std::vector<OperatorPtr> on_masked = get_operators(masked, kHopper);
   ASSERT_FALSE(on_masked.empty());
   EXPECT_EQ(on_masked.front()->metadata().provider, "sm90");
-  for (const OperatorPtr& o : on_masked) EXPECT_NE(o->metadata().provider, "simt") << o->name();
-  EXPECT_TRUE(get_operators(aligned, kHopper).empty()) << "no GPU operator offers aligned groups by default";
+  const std::vector<OperatorPtr> on_aligned = get_operators(aligned, kHopper);
+  ASSERT_FALSE(on_aligned.empty());
+  for (const OperatorPtr& o : on_aligned) EXPECT_EQ(o->metadata().provider, "simt") << o->name();
 }
 
 TEST(SimtOperator, serves_the_masked_form_and_aligned_groups) {
-  // The masked and aligned layouts are served here only on request until they pass the GPU suite.
-  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
   const simt::SimtGemmOperator op(DType::bf16, DType::bf16);
   GroupedGemmArguments masked = make_masked(8, 16, 256, 128);
   masked.A = TensorDesc(DType::bf16, {8, 16, 128}, {16 * 136, 1, 16}, kCuda);  // M-major, groups padded

@@ -144,7 +144,8 @@ TEST(Sm90CalibrationFit, fits_on_the_model_of_the_part_swept) {
     std::istringstream one("form,model,scenario,dist,G,TotalM,N,K,operator,rank,us\n" + std::string(s.form) + ",m,s,u," +
                            std::to_string(s.G) + "," + std::to_string(s.M) + "," + std::to_string(s.N) + "," +
                            std::to_string(s.K) + ",sm90a_grouped_gemm_bf16_f32acc_x,0,1\n");
-    const auto kp = map_problem(fit::read_sweep(one)->front().args);
+    const auto sweep = fit::read_sweep(one);  // kept alive: the problem points into its offsets
+    const auto kp = map_problem(sweep->front().args);
     csv << s.form << ",m,s,u," << s.G << "," << s.M << "," << s.N << "," << s.K << ",sm90a_grouped_gemm_bf16_f32acc_"
         << designs[0].design.to_string() << ",0," << estimate_time_us(*kp, designs[0], h100) << "\n";
   }

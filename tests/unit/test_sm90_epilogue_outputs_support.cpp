@@ -87,26 +87,15 @@ GroupedGemmArguments dgated_arguments(int64_t rows) {
 
 bool is_sm90(const OperatorPtr& op) { return op->metadata().provider == "sm90"; }
 
-TEST(Sm90EpilogueOutputsSupport, are_offered_only_on_request_and_the_rejections_name_the_opt_in) {
+TEST(Sm90EpilogueOutputsSupport, are_offered_by_direct_store_designs_without_the_opt_in) {
+  // Through the GPU suite and memcheck (H100, 2026-12-06): no longer trial.
   const GroupedGemmArguments args = dgated_arguments(512);
   ASSERT_TRUE(validate(args)) << validate(args).to_string();
-  for (const OperatorPtr& op : get_operators(args, Target::sm(90, true)))
-    EXPECT_FALSE(is_sm90(op)) << op->name() << " offers activation_grad without the opt-in";
-  int named = 0;
   for (const Rejection& r : get_rejections(args, Target::sm(90, true)))
-    if (is_sm90(r.op) &&
-        r.reason.message().find("epilogue.activation_grad has not yet passed the GPU suite on this operator: offered "
-                                "only with GEMMOPS_TRIAL_DESIGNS=1") != std::string::npos)
-      ++named;
-  EXPECT_GT(named, 0);
-  // Another signature: support answers are remembered per signature (the opt-in is read per answer).
-  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
-  const GroupedGemmArguments asked = dgated_arguments(520);
-  int offered = 0;
-  for (const Rejection& r : get_rejections(asked, Target::sm(90, true)))
     if (is_sm90(r.op) && r.reason.message().find("GPU suite") != std::string::npos)
       ADD_FAILURE() << r.op->name() << ": " << r.reason.message();
-  for (const OperatorPtr& op : get_operators(asked, Target::sm(90, true))) {
+  int offered = 0;
+  for (const OperatorPtr& op : get_operators(args, Target::sm(90, true))) {
     if (!is_sm90(op)) continue;
     ++offered;
     EXPECT_NE(op->metadata().design.epilogue, Epilogue::tma_store) << op->name();
