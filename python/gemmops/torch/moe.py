@@ -115,44 +115,60 @@ def _down_dgrad(dout, rows, w_down, offsets, h, scores, activation, gate_layout)
     return dh.to(h.dtype), (a * scores.unsqueeze(-1)).to(h.dtype), (d_a * a).sum(dim=-1)
 
 
+def forward_step(x, topk_ids, topk_weights, w_gate_up, w_down, activation: str, gate_layout: str, keep: bool):
+    """The forward (MOE_STEP.md steps 1-3): (out, saved), saved = (offsets, rows, pair, h, sorted scores)
+    for the backward when `keep`, else None (no pre-activation is stored)."""
+    tokens, k = topk_ids.shape
+    order, offsets, token = route(topk_ids, w_gate_up.shape[0])
+    rows = token.to(torch.int32)
+    pair = pair_rows(order, tokens, k)
+    a, h = _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activation=keep)
+    y = grouped_mm(a, w_down, offsets)  # (S, H): the scores are applied by the combine
+    scores = topk_weights.to(torch.float32).contiguous()
+    # Each token's rows weighted and summed in choice order; sentinel pairs are not read.
+    out = combine(y, pair, scores, row_limit=_row_limit(offsets), out_dtype=x.dtype)
+    # The sorted scores (S,): sentinel pairs lie past offsets[-1], where nothing reads them.
+    return out, ((offsets, rows, pair, h, scores.reshape(-1)[order]) if keep else None)
+
+
+def backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, weight_dtype, activation: str,
+                  gate_layout: str):
+    """The backward (MOE_STEP.md steps 4-8): (dx, d_topk_weights, d_w_gate_up, d_w_down)."""
+    tokens, k = pair.shape
+    dout = dout.to(x.dtype).contiguous()
+    dh, a_scaled, ds = _down_dgrad(dout, rows, w_down, offsets, h, scores, activation, gate_layout)
+    gathered = rows.long()
+    # The weight gradients: K-grouped over each expert's pairs (the rows of x and dout gathered
+    # by copy until the K-grouped form reads them through the index).
+    d_w_down = grouped_mm(a_scaled.t(), dout[gathered], offsets)  # (E, I, H)
+    d_w_gate_up = grouped_mm(x[gathered].t(), dh, offsets)        # (E, H, N_up)
+    dxs = grouped_mm(dh, w_gate_up.transpose(-2, -1), offsets)     # (S, H)
+    dx = combine(dxs, pair, row_limit=_row_limit(offsets))
+    # ds is 0 on rows past offsets[-1] (the zero tail): sentinel choices get zero gradients.
+    d_topk = ds[pair.long()].view(tokens, k).to(weight_dtype)
+    return dx, d_topk, d_w_gate_up.to(w_gate_up.dtype), d_w_down.to(w_down.dtype)
+
+
 class _MoEExperts(torch.autograd.Function):
-    """Six grouped GEMMs a step and two gather-reduces (../MOE_STEP.md): forward keeps x, the
-    pre-activation h, the sort and the scores; backward recomputes nothing."""
+    """The eager path: six grouped GEMMs and two gather-reduces a step (../MOE_STEP.md); forward keeps
+    x, the pre-activation h, the sort and the scores; backward recomputes nothing."""
 
     @staticmethod
     def forward(ctx, x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout):
-        tokens, k = topk_ids.shape
-        order, offsets, token = route(topk_ids, w_gate_up.shape[0])
-        rows = token.to(torch.int32)
-        pair = pair_rows(order, tokens, k)
-        training = any(ctx.needs_input_grad)
-        a, h = _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activation=training)
-        y = grouped_mm(a, w_down, offsets)  # (S, H): the scores are applied by the combine
-        scores = topk_weights.to(torch.float32).contiguous()
-        if training:
-            # The sorted scores (S,): sentinel pairs lie past offsets[-1], where nothing reads them.
-            ctx.save_for_backward(x, w_gate_up, w_down, offsets, rows, pair, h, scores.reshape(-1)[order])
-            ctx.shape = (tokens, k, topk_weights.dtype)
+        out, saved = forward_step(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout,
+                                  keep=any(ctx.needs_input_grad))
+        if saved is not None:
+            ctx.save_for_backward(x, w_gate_up, w_down, *saved)
+            ctx.weight_dtype = topk_weights.dtype
             ctx.activation, ctx.gate_layout = activation, gate_layout
-        # Each token's rows weighted and summed in choice order; sentinel pairs are not read.
-        return combine(y, pair, scores, row_limit=_row_limit(offsets), out_dtype=x.dtype)
+        return out
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, dout):
-        x, w_gate_up, w_down, offsets, rows, pair, h, scores = ctx.saved_tensors
-        tokens, k, weight_dtype = ctx.shape
-        dout = dout.to(x.dtype).contiguous()
-        dh, a_scaled, ds = _down_dgrad(dout, rows, w_down, offsets, h, scores, ctx.activation, ctx.gate_layout)
-        gathered = rows.long()
-        # The weight gradients: K-grouped over each expert's pairs (the rows of x and dout gathered
-        # by copy until the K-grouped form reads them through the index).
-        d_w_down = grouped_mm(a_scaled.t(), dout[gathered], offsets)  # (E, I, H)
-        d_w_gate_up = grouped_mm(x[gathered].t(), dh, offsets)        # (E, H, N_up)
-        dxs = grouped_mm(dh, w_gate_up.transpose(-2, -1), offsets)     # (S, H)
-        dx = combine(dxs, pair, row_limit=_row_limit(offsets))
-        # ds is 0 on rows past offsets[-1] (the zero tail): sentinel choices get zero gradients.
-        d_topk = ds[pair.long()].view(tokens, k).to(weight_dtype)
-        return dx, None, d_topk, d_w_gate_up.to(w_gate_up.dtype), d_w_down.to(w_down.dtype), None, None
+        dx, d_topk, d_w1, d_w2 = backward_step(dout, *ctx.saved_tensors, ctx.weight_dtype, ctx.activation,
+                                               ctx.gate_layout)
+        return dx, None, d_topk, d_w1, d_w2, None, None
 
 
 def moe_experts(x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor, w_gate_up: torch.Tensor,
@@ -173,4 +189,7 @@ def moe_experts(x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Ten
         raise ValueError(f"w_gate_up, w_down: must be (E, H, N_up) and (E, I, H) with H = {x.shape[1]} and I = "
                          f"{'N_up / 2' if activation in _GATED else 'N_up'}; got {tuple(w_gate_up.shape)} and "
                          f"{tuple(w_down.shape)}")
+    if torch.compiler.is_compiling():  # the opaque op, with its fake kernel and backward (_moe_op.py)
+        from ._moe_op import moe_experts_op
+        return moe_experts_op(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout)
     return _MoEExperts.apply(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout)

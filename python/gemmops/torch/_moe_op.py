@@ -1,0 +1,74 @@
+# python/gemmops/torch/_moe_op.py: moe_experts as torch custom ops (forward and backward, each with a
+# fake kernel), so that torch.compile(fullgraph=True) keeps the layer in its graph
+# SPDX-License-Identifier: Apache-2.0
+from typing import List, Tuple
+
+import torch
+
+from . import moe
+
+_GATED = ("swiglu", "swiglu_oss")
+
+
+@torch.library.custom_op("gemmops::moe_experts_forward", mutates_args=())
+def _forward(x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor, w_gate_up: torch.Tensor,
+             w_down: torch.Tensor, activation: str, gate_layout: str, keep: bool) -> List[torch.Tensor]:
+    """[out, offsets, rows, pair, h, sorted scores]: the layer's output and, with `keep`, what its
+    backward needs (empty tensors without)."""
+    out, saved = moe.forward_step(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout, keep)
+    if saved is None:
+        return [out, *_fake_saved(x, topk_ids, w_gate_up, keep=False)]  # empty tensors, the fake's shapes
+    return [out, *saved]
+
+
+def _fake_saved(x, topk_ids, w_gate_up, keep: bool) -> Tuple[torch.Tensor, ...]:
+    """Empty tensors of the saved tensors' shapes (without `keep`: none saved, every size 0)."""
+    tokens, k = topk_ids.shape
+    pairs = tokens * k if keep else 0
+    i32 = dict(dtype=torch.int32, device=x.device)
+    return (torch.empty(w_gate_up.shape[0] if keep else 0, **i32), torch.empty(pairs, **i32),
+            torch.empty((tokens if keep else 0, k if keep else 0), **i32),
+            x.new_empty((pairs, w_gate_up.shape[-1])),
+            torch.empty(pairs, dtype=torch.float32, device=x.device))
+
+
+@_forward.register_fake
+def _forward_fake(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout, keep):
+    return [x.new_empty(x.shape), *_fake_saved(x, topk_ids, w_gate_up, keep)]
+
+
+@torch.library.custom_op("gemmops::moe_experts_backward", mutates_args=())
+def _backward(dout: torch.Tensor, x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor,
+              offsets: torch.Tensor, rows: torch.Tensor, pair: torch.Tensor, h: torch.Tensor, scores: torch.Tensor,
+              weight_dtype: torch.dtype, activation: str, gate_layout: str) -> List[torch.Tensor]:
+    """[dx, d_topk_weights, d_w_gate_up, d_w_down]."""
+    return list(moe.backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, weight_dtype,
+                                  activation, gate_layout))
+
+
+@_backward.register_fake
+def _backward_fake(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, weight_dtype, activation,
+                   gate_layout):
+    return [x.new_empty(x.shape), torch.empty(pair.shape, dtype=weight_dtype, device=x.device),
+            w_gate_up.new_empty(w_gate_up.shape), w_down.new_empty(w_down.shape)]
+
+
+def _setup_context(ctx, inputs, output):
+    x, _, topk_weights, w_gate_up, w_down, activation, gate_layout, _ = inputs
+    ctx.save_for_backward(x, w_gate_up, w_down, *output[1:])
+    ctx.weight_dtype, ctx.activation, ctx.gate_layout = topk_weights.dtype, activation, gate_layout
+
+
+def _backward_of_forward(ctx, grads):
+    dx, d_topk, d_w1, d_w2 = _backward(grads[0], *ctx.saved_tensors, ctx.weight_dtype, ctx.activation,
+                                       ctx.gate_layout)
+    return dx, None, d_topk, d_w1, d_w2, None, None, None
+
+
+_forward.register_autograd(_backward_of_forward, setup_context=_setup_context)
+
+
+def moe_experts_op(x, topk_ids, topk_weights, w_gate_up, w_down, activation: str, gate_layout: str):
+    """moe_experts through the custom ops (what torch.compile traces): (T, H)."""
+    keep = torch.is_grad_enabled() and any(t.requires_grad for t in (x, topk_weights, w_gate_up, w_down))
+    return _forward(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout, keep)[0]
