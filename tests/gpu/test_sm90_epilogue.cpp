@@ -186,14 +186,6 @@ Reference expected(const EpilogueProblem& p, const OpCase& c, std::optional<Gate
   return r;
 }
 
-/// The fp32 math is the product's plus the fast exponential and division of the activations (a few
-/// ulp of fp32), which relu_squared and the gates scale by up to ~2|x|; then out's rounding. Far
-/// below what a wrong column, row, group or pairing costs (O(1) of a product's magnitude).
-Tolerance epilogue_tolerance(DType out, int64_t k) {
-  const Tolerance t = default_tolerance(out, k);
-  return {16 * t.atol + 0x1p-12, out == DType::fp32 ? 0x1p-14 : 2 * t.rtol};
-}
-
 struct RunResult {
   Status status;
   HostTensor out;

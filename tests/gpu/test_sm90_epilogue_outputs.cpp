@@ -187,12 +187,6 @@ Expected expected(const OutputsProblem& p, const OutputsCase& c, std::optional<G
   return e;
 }
 
-/// The product's fp32 accumulation, the fast exponential and division (a few ulp), out's rounding.
-Tolerance outputs_tolerance(DType out, int64_t k) {
-  const Tolerance t = default_tolerance(out, k);
-  return {16 * t.atol + 0x1p-12, out == DType::fp32 ? 0x1p-14 : 2 * t.rtol};
-}
-
 struct RunResult {
   Status status;
   HostTensor out, second, partials;
@@ -296,7 +290,7 @@ TEST_P(Sm90EpilogueOutputsTest, matches_the_float64_formulas_on_ragged_groups) {
     const RunResult r = run_case(*param.op, p, param.c);
     ASSERT_TRUE(r.status) << r.status.to_string();
     const Expected e = expected(p, param.c);
-    const Tolerance tol = outputs_tolerance(spec.out, spec.k);
+    const Tolerance tol = epilogue_tolerance(spec.out, spec.k);
     if (param.c.grad) {
       check("dh", r.out, e.out, tol);
       check("scaled_activation", r.second, e.second, tol);
@@ -326,7 +320,7 @@ TEST(Sm90EpilogueOutputsControl, the_check_rejects_the_other_gate_layout) {
   const OutputsProblem p = make_outputs_problem(spec, param.c, rng);
   const RunResult r = run_case(*param.op, p, param.c);
   ASSERT_TRUE(r.status) << r.status.to_string();
-  const Tolerance tol = outputs_tolerance(spec.out, spec.k);
+  const Tolerance tol = epilogue_tolerance(spec.out, spec.k);
   EXPECT_TRUE(compare(r.out, expected(p, param.c).out, tol).ok());
   EXPECT_FALSE(compare(r.out, expected(p, param.c, GateLayout::interleaved).out, tol).ok());
 }

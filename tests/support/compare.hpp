@@ -24,6 +24,14 @@ inline Tolerance default_tolerance(DType out, int64_t k) {
   return {0x1p-20 * double(k + 1), rtol};
 }
 
+/// A fused epilogue's: the product's accumulation plus the fast exponential and division of the
+/// activations (a few ulp of fp32), which relu_squared and the gates scale by up to ~2|x|; then out's
+/// rounding. Far below what a wrong column, row, group or pairing costs (O(1) of a product).
+inline Tolerance epilogue_tolerance(DType out, int64_t k) {
+  const Tolerance t = default_tolerance(out, k);
+  return {16 * t.atol + 0x1p-12, out == DType::fp32 ? 0x1p-14 : 2 * t.rtol};
+}
+
 struct Comparison {
   double max_abs_error = 0;
   double rel_frobenius = 0;       ///< ||out - ref|| / ||ref|| over written elements (abs when ref is 0)
