@@ -17,6 +17,7 @@ gemmops. ``import gemmops`` never imports transformers: this module is imported 
 import torch
 
 try:
+    from transformers.integrations import moe as _moe
     from transformers.integrations.moe import ExpertsInterface
 except ImportError as e:  # transformers missing, or a 4.x without the experts registry
     raise ImportError(
@@ -40,11 +41,47 @@ def _grouped_linear(rows: torch.Tensor, weight: torch.Tensor, offsets: torch.Ten
     return out if bias_rows is None else out + bias_rows
 
 
+# The activation modules moe_experts fuses, by class name (transformers' own and torch's).
+_ACTIVATIONS = {"SiLU": "silu", "SiLUActivation": "silu", "GELUTanh": "gelu_tanh", "PytorchGELUTanh": "gelu_tanh",
+                "ReLUSquaredActivation": "relu_squared"}
+
+
+def _fused_activation(self: torch.nn.Module):
+    """moe_experts' activation for this experts module, or None where the layer is one it does not
+    compute as the module would (biases, a post-expert norm, a model's own gate, other activations)."""
+    if getattr(self, "has_bias", True) or getattr(self, "has_post_expert_norm", False):
+        return None
+    act = _ACTIVATIONS.get(type(getattr(self, "act_fn", None)).__name__)
+    if act is None or not self.has_gate:
+        return act
+    # The default gate: chunk into [gate | up], act(gate) * up (transformers' _default_apply_gate).
+    gate = getattr(type(self), "_apply_gate", None)
+    default = getattr(_moe, "_default_apply_gate", None)
+    return "swiglu" if act == "silu" and default is not None and gate is default else None
+
+
+def _moe_layer(self: torch.nn.Module, activation: str, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
+               top_k_weights: torch.Tensor) -> torch.Tensor:
+    """The experts as gemmops.torch.moe_experts: six grouped GEMMs a training step, nothing recomputed."""
+    up = self.gate_up_proj if self.has_gate else self.up_proj
+    # moe_experts takes (E, H, N) and (E, I, H): views of nn.Linear-style (E, N, H) and (E, H, I) weights.
+    w_up = up if self.is_transposed else up.transpose(-2, -1)
+    w_down = self.down_proj if self.is_transposed else self.down_proj.transpose(-2, -1)
+    x = hidden_states.to(w_up.dtype)  # autocast may hand fp32 activations to bf16 experts
+    out = gemmops_torch.moe_experts(x, top_k_index, top_k_weights, w_up, w_down, activation)
+    return out.to(hidden_states.dtype)
+
+
 def gemmops_experts_forward(self: torch.nn.Module, hidden_states: torch.Tensor,
                             top_k_index: torch.Tensor, top_k_weights: torch.Tensor) -> torch.Tensor:
     """transformers' grouped experts forward on gemmops: tokens (T,H), top_k_index and top_k_weights
     (T,k) -> (T,H). ``self`` is an experts module decorated by ``@use_experts_implementation``
-    (it has ``num_experts``, ``has_gate``, ``has_bias``, ``is_transposed``, ``_apply_gate``)."""
+    (it has ``num_experts``, ``has_gate``, ``has_bias``, ``is_transposed``, ``_apply_gate``). Layers
+    moe_experts computes (SwiGLU with the default gate, or a plain SiLU / GELU-tanh / ReLU² without
+    biases) run as it; the others as grouped GEMMs around the module's own ops."""
+    activation = _fused_activation(self)
+    if activation is not None:
+        return _moe_layer(self, activation, hidden_states, top_k_index, top_k_weights)
     num_tokens, hidden_dim = hidden_states.shape
     num_top_k = top_k_index.shape[-1]
     num_experts = self.num_experts

@@ -90,15 +90,18 @@ def run(model, implementation, input_ids):
 
 @pytest.fixture
 def count_gemmops_calls(monkeypatch):
-    """Counts gemmops.torch.grouped_mm calls (the integration looks it up at every call)."""
+    """Counts calls into gemmops.torch: grouped_mm (layers run as grouped GEMMs around the module's
+    own ops) and moe_experts (layers it computes whole); the integration looks both up at every call."""
     calls = []
-    original = gtorch.grouped_mm
 
-    def counting(*args, **kwargs):
-        calls.append(len(calls))
-        return original(*args, **kwargs)
+    def counting(original):
+        def wrapper(*args, **kwargs):
+            calls.append(original.__name__)
+            return original(*args, **kwargs)
+        return wrapper
 
-    monkeypatch.setattr(gtorch, "grouped_mm", counting)
+    monkeypatch.setattr(gtorch, "grouped_mm", counting(gtorch.grouped_mm))
+    monkeypatch.setattr(gtorch, "moe_experts", counting(gtorch.moe_experts))
     return calls
 
 
@@ -114,9 +117,10 @@ def test_logits_loss_and_gradients_match_torch_grouped_mm(name, device, count_ge
     assert not count_gemmops_calls, f"the {reference!r} run must not reach gemmops"
     logits, loss, grads = run(model, "gemmops", input_ids)
     assert model.config._experts_implementation == "gemmops"
-    # The up and down projections of the MoE layer (and the backward's dA products, through the same
-    # entry point).
-    assert len(count_gemmops_calls) >= 2, "the experts' projections run on gemmops"
+    # The MoE layers run on gemmops: whole through moe_experts (SwiGLU, no biases: both models here),
+    # or their up and down projections through grouped_mm.
+    assert "moe_experts" in count_gemmops_calls or count_gemmops_calls.count("grouped_mm") >= 2, \
+        "the experts run on gemmops"
 
     tol = tolerance_for(dtype)
     assert relative_error(logits, ref_logits) < tol, f"logits differ from {reference!r}"
@@ -136,7 +140,7 @@ def test_from_pretrained_takes_the_name(tmp_path, count_gemmops_calls):
     assert model.config._experts_implementation == "gemmops"
     with torch.no_grad():
         model(input_ids=torch.zeros((1, 4), dtype=torch.long))
-    assert len(count_gemmops_calls) == 2, "one MoE layer: its up and down projections"
+    assert count_gemmops_calls == ["moe_experts"], "one MoE layer, computed whole"
 
 
 def test_registered_once_under_its_name():
