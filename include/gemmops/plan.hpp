@@ -20,12 +20,12 @@ struct OperandData {
   const void* bias = nullptr;
   const void* row_scale = nullptr;
   const void* a_row_index = nullptr;  ///< M-grouped with a gathered A only
-  const void* a_k_index = nullptr;    ///< K-grouped with A gathered along K only
-  const void* b_k_index = nullptr;    ///< K-grouped with B gathered along K only
   void* pre_activation = nullptr;            ///< EpilogueOps::pre_activation (an output)
   const void* grad_pre_activation = nullptr;  ///< ActivationGrad::pre_activation (h, an input)
   void* scaled_activation = nullptr;         ///< ActivationGrad::scaled_activation
   void* score_grad_partials = nullptr;       ///< ActivationGrad::score_grad_partials
+  const void* a_k_index = nullptr;           ///< K-grouped with A gathered along K only
+  const void* b_k_index = nullptr;           ///< K-grouped with B gathered along K only
 };
 
 /// An operator and its compiled artifact for one layout of arguments: their dtypes, shapes, strides,

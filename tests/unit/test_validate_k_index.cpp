@@ -184,7 +184,7 @@ TEST(KIndexSupport, sm90_refuses_a_k_major_source_and_an_n_that_ends_inside_a_16
   auto g = testing::make_grouped_k(2, 64, 36, 128, DType::bf16, cuda);
   g.A = TensorDesc(DType::bf16, {64, 128}, {1, 64}, cuda);
   g.B = TensorDesc(DType::bf16, {10, 36}, {40, 1}, cuda);
-  g.out = TensorDesc::contiguous(DType::bf16, {2, 64, 36}, cuda);
+  g.out = TensorDesc(DType::bf16, {2, 64, 36}, {64 * 40, 40, 1}, cuda);  // padded rows: out's own rule holds
   g.b_k_index = TensorDesc::contiguous(DType::i32, {128}, cuda);
   int refused_n = 0;
   for (const OperatorPtr& op : testing::sm90_operators()) {
@@ -195,13 +195,14 @@ TEST(KIndexSupport, sm90_refuses_a_k_major_source_and_an_n_that_ends_inside_a_16
   }
   EXPECT_GT(refused_n, 0);
   g = testing::make_grouped_k(2, 64, 64, 128, DType::bf16, cuda);
-  g.A = TensorDesc::contiguous(DType::bf16, {64, 300}, cuda);  // K-major: each k's M values strided
+  g.A = TensorDesc::contiguous(DType::bf16, {64, 304}, cuda);  // K-major: each k's M values strided
   g.out = TensorDesc::contiguous(DType::bf16, {2, 64, 64}, cuda);
   g.a_k_index = TensorDesc::contiguous(DType::i32, {128}, cuda);
   int refused_major = 0;
-  for (const OperatorPtr& op : testing::sm90_operators())
-    if (op->supports(g, Target::sm(90, true)).message().find("a_k_index: sm90 kernels gather an M-major A only") == 0)
-      ++refused_major;
+  for (const OperatorPtr& op : testing::sm90_operators()) {
+    const Status s = op->supports(g, Target::sm(90, true));
+    if (s.message().find("a_k_index: sm90 kernels gather an M-major A only") == 0) ++refused_major;
+  }
   EXPECT_GT(refused_major, 0);
 }
 
