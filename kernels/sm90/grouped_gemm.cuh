@@ -500,9 +500,9 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   static_assert(!C.op.bias || C.op.bias_type == ElemType::fp32 || C.op.bias_type == C.out,
                 "a bias is fp32 or out's type");
   static_assert(named_barriers<C>() <= 16, "a CTA has 16 named barriers");
-  static_assert(!C.gather_a || (C.group_axis == GroupAxis::m ? C.a_major == AMajor::k : C.a_major == AMajor::mn),
+  static_assert(!C.gather_a || (C.group_axis == GroupAxis::m ? C.a_major == AMajor::k : C.a_major == AMajor::m),
                 "a gathered A: M-grouped rows of a K-major A, or K-grouped k-rows of an M-major A");
-  static_assert(!C.gather_b || (C.group_axis == GroupAxis::k && C.b_major == BMajor::mn && C.cluster_m == 1 &&
+  static_assert(!C.gather_b || (C.group_axis == GroupAxis::k && C.b_major == BMajor::n && C.cluster_m == 1 &&
                                 !C.op.split_b()),
                 "a gathered B: K-grouped k-rows of an N-major B, without a cluster");
   extern __shared__ uint8_t smem_raw[];
