@@ -236,7 +236,15 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
         gathered.copy(p.mainloop, a_dst, k0, p.scheduler.k, thread, bar);
       } else {
         ptx::mbarrier_arrive_expect_tx(bar, C.stage_bytes());
-        load_a<C>(p, a_dst, k0, a_row0, bar);
+        // (Written out, not load_a: through it the 24-register producer of the 128x192 ping-pong
+        // spilled 4 bytes with A M-major.)
+        if constexpr (C.a_major == AMajor::k) {
+          ptx::tma_load_2d(a_dst, &p.mainloop.map_a, k0, a_row0, bar);
+        } else {
+#pragma unroll
+          for (int j = 0; j < C.tile_m / 64; ++j)  // one 64-row M atom per box
+            ptx::tma_load_2d(a_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_a, a_row0 + 64 * j, k0, bar);
+        }
         load_b<C>(p, b_dst, k0, tc.col0, b_group, bar, rank);
       }
       if (++stage == C.stages) {
