@@ -548,7 +548,8 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   // at 56 / 224 the producers of the 2-CTA cooperative kernels spilled 4-28 bytes, at 72 / 216
   // nothing spills but the 256-row tiles' (which refuse a gathered A). Wide accumulators cannot pay.
   constexpr bool kWideAccumulators = C.wide_accumulators();
-  static_assert(!C.gathers() || !kWideAccumulators, "a gathered operand needs producer registers wide consumers cannot give");
+  static_assert(!C.gathers() || !kWideAccumulators,
+                "a gathered operand needs producer registers wide consumers cannot give");
   constexpr int kProducerRegisters = C.gathers() ? 72 : kWideAccumulators ? 24 : 40;
   constexpr int kConsumerRegisters = C.consumers == 1 || kWideAccumulators ? 240 : C.gathers() ? 216 : 232;
   constexpr int kLaunchRegisters = (65536 / C.threads() < 255 ? 65536 / C.threads() : 255) / 8 * 8;

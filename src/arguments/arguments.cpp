@@ -82,7 +82,8 @@ Result<ProblemShape> problem_shape(const Arguments& args) {
     case OperationKind::batched_gemm: p.groups = A.size(0), p.m = A.size(1), p.k = A.size(2), p.n = B.size(2); break;
     case OperationKind::grouped_m: p.m = out.size(0), p.k = A.size(1), p.groups = B.size(0), p.n = B.size(2); break;
     case OperationKind::grouped_k:
-      p.m = A.size(0), p.k = detail::total_k(std::get<GroupedGemmArguments>(args)), p.n = B.size(1), p.groups = out.size(0);
+      p.m = A.size(0), p.k = detail::total_k(std::get<GroupedGemmArguments>(args));  // (a K index's length)
+      p.n = B.size(1), p.groups = out.size(0);
       break;
     case OperationKind::grouped_n: p.groups = A.size(0), p.m = A.size(1), p.k = A.size(2), p.n = B.size(1); break;
     case OperationKind::grouped_m_masked:

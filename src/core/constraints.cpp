@@ -166,7 +166,8 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
       return unsupported("group_alignment: groups at aligned starts" + std::string(kAsk));
     if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && g->a_row_index && c.trial_a_row_index)
       return unsupported("a_row_index: the gathered A" + std::string(kAsk));
-    if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && c.trial_k_index && (g->a_k_index || g->b_k_index))
+    if (const auto* g = std::get_if<GroupedGemmArguments>(&args);
+        g && c.trial_k_index && (g->a_k_index || g->b_k_index))
       return unsupported(std::string(g->a_k_index ? "a_k_index: the gathered A" : "b_k_index: the gathered B") +
                          " along K" + kAsk);
     const EpilogueOps& e = epilogue_of(args);

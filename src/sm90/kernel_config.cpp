@@ -88,7 +88,8 @@ std::string gather_k_refusal(const KernelConfig& c) {
   if (c.wide_accumulators())
     return who + ": this design's consumers hold " + std::to_string(c.m_atoms() * c.tile_n / 2) +
            " accumulators a thread at 240 registers, leaving the producer 24: too few to gather along K";
-  if (c.group_axis != kernels::sm90::GroupAxis::k) return who + ": sm90 kernels gather along K in the K-grouped form only";
+  if (c.group_axis != kernels::sm90::GroupAxis::k)
+    return who + ": sm90 kernels gather along K in the K-grouped form only";
   if (c.gather_a && c.a_major != kernels::sm90::AMajor::m)
     return "a_k_index: sm90 kernels gather an M-major A only (each source row's M values contiguous, copied 16 "
            "bytes at a time)";

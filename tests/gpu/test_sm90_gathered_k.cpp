@@ -94,8 +94,8 @@ void expect_matches_reference(const Operator& op, const GatherKProblem& p) {
   ASSERT_TRUE(synchronize());
   HostTensor result = p.out;
   ASSERT_TRUE(out->copy_to_host(result.storage.data(), result.storage.size()));
-  const Comparison c =
-      compare(result, reference_result(p.arguments()), default_tolerance(p.out.desc.dtype, std::max<int64_t>(p.group_k, 1)));
+  const Tolerance tolerance = default_tolerance(p.out.desc.dtype, std::max<int64_t>(p.group_k, 1));
+  const Comparison c = compare(result, reference_result(p.arguments()), tolerance);
   EXPECT_TRUE(c.ok()) << c.describe();
 }
 
@@ -165,8 +165,8 @@ TEST_P(Sm90GatheredKTest, every_group_empty_writes_zeros) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   const auto& [op, gathered] = GetParam();
   std::mt19937 rng(53);
-  expect_matches_reference(*op, make_gather_k(op->metadata(), gathered, 9, 64, 64, 128, {0, 0, 0}, IndexKind::random_with_repeats,
-                                              rng));
+  expect_matches_reference(*op, make_gather_k(op->metadata(), gathered, 9, 64, 64, 128, {0, 0, 0},
+                                              IndexKind::random_with_repeats, rng));
 }
 
 std::string case_name(const ::testing::TestParamInfo<GatherKCase>& info) {
