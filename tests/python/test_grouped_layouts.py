@@ -116,3 +116,21 @@ def test_a_k_index_out_of_range_is_refused_naming_the_operand():
     with pytest.raises(ValueError, match=r"a_k_index: values must be columns of A, in \[0, 4\)"):
         ops.GroupedGemmArguments(A, B, out, accumulator_type="float32", offsets=np.array([3], np.int32),
                                  a_k_index=np.array([0, 4, 1], np.int32))
+
+
+def test_a_plan_takes_each_calls_k_index_and_refuses_a_call_without_it():
+    rng = np.random.default_rng(4)
+    M, N, rows, total_k = 4, 3, 8, 8  # as many tokens as pairs: a call without the index has the same layouts
+    ends = np.array([3, 8], dtype=np.int32)
+    dout = rng.standard_normal((rows, N), dtype=np.float32)
+    a = rng.standard_normal((total_k, M), dtype=np.float32)
+    out = np.full((2, M, N), np.nan, dtype=np.float32)
+    first = rng.integers(0, rows, total_k).astype(np.int32)
+    plan = ops.make_plan(ops.GroupedGemmArguments(a.T, dout, out, accumulator_type="float32", offsets=ends,
+                                                  b_k_index=first))
+    later = rng.integers(0, rows, total_k).astype(np.int32)
+    plan.run(ops.GroupedGemmArguments(a.T, dout, out, accumulator_type="float32", offsets=ends, b_k_index=later))
+    for g, (start, end) in enumerate([(0, 3), (3, 8)]):
+        np.testing.assert_allclose(out[g], a[start:end].T @ dout[later[start:end]], rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="b_k_index: must be given exactly when the plan's arguments gave it"):
+        plan.run(ops.GroupedGemmArguments(a.T, dout, out, accumulator_type="float32", offsets=ends))
