@@ -72,6 +72,16 @@ struct GroupedGemmArguments {
   /// when the index lives on the host); entries at or past offsets[G-1] (and padding rows between
   /// aligned groups) are never read. Operators that do not serve it refuse it in supports().
   std::optional<TensorDesc> a_row_index;
+  /// K-grouped only: A's columns and B's rows read through an index along K (gathered operands,
+  /// e.g. a MoE layer's weight gradients summing over each expert's (token, choice) pairs without
+  /// writing the tokens' gathered copy). Column k of the product's A is A[:, a_k_index[k]], row k
+  /// of its B is B[b_k_index[k], :]; either, both (the same tensor or two) or neither may be given.
+  /// A gathered A is then (M, Rows) and a gathered B (Rows, N) for any Rows (the source: an M-major
+  /// A is the transpose of a row-major (Rows, M) tensor); TotalK is the index's length. Each is
+  /// int32, (TotalK,), contiguous, on its operand's device, with values in [0, Rows) (checked by
+  /// validate() when the index lives on the host); entries at or past offsets[G-1] are never read.
+  /// Operators that do not serve them refuse them in supports().
+  std::optional<TensorDesc> a_k_index, b_k_index;
 };
 
 using Arguments = std::variant<GemmArguments, GroupedGemmArguments>;

@@ -73,11 +73,14 @@ struct OperandConstraints {
   bool aligned_groups = false;
   /// M-grouped: serves a gathered A (GroupedGemmArguments::a_row_index).
   bool a_row_index = false;
+  /// K-grouped: serves a gathered A and/or B along K (GroupedGemmArguments::a_k_index, b_k_index).
+  bool a_k_index = false, b_k_index = false;
   /// Forms and layouts this operator has code for that have not yet passed the GPU suite: served
   /// only on request (GEMMOPS_TRIAL_DESIGNS=1), refused with that reason otherwise.
   std::vector<OperationKind> trial_kinds;
   bool trial_aligned_groups = false;
   bool trial_a_row_index = false;
+  bool trial_k_index = false;  // a_k_index and b_k_index
   EpilogueSupport epilogue;           ///< default: only the empty epilogue
   /// fp8 scales served (scaling.hpp); the default serves none, so scaled operands are refused.
   ScalingSupport scalings;

@@ -24,6 +24,8 @@ struct OperandData {
   const void* grad_pre_activation = nullptr;  ///< ActivationGrad::pre_activation (h, an input)
   void* scaled_activation = nullptr;         ///< ActivationGrad::scaled_activation
   void* score_grad_partials = nullptr;       ///< ActivationGrad::score_grad_partials
+  const void* a_k_index = nullptr;           ///< K-grouped with A gathered along K only
+  const void* b_k_index = nullptr;           ///< K-grouped with B gathered along K only
 };
 
 /// An operator and its compiled artifact for one layout of arguments: their dtypes, shapes, strides,

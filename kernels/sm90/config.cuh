@@ -85,8 +85,12 @@ struct KernelConfig {
   bool split_k = false;
   EpilogueOp op{};           // the fused epilogue op (identity: out = the product)
   // A's rows read through params.mainloop.a_row_index by the producer warpgroup's cp.async copies
-  // (sm90/gather_a.cuh) instead of TMA: M-grouped, K-major A, consumers without wide accumulators.
+  // instead of TMA, by consumers without wide accumulators. M-grouped: K-major A (sm90/gather_a.cuh).
   bool gather_a = false;
+  // K-grouped: A (M-major) and/or B (N-major) read along K through params.mainloop.a_row_index /
+  // b_row_index: each k-row is one source row's M (N) values, copied by the producer warpgroup
+  // (sm90/gather_k.cuh); gather_b: without a cluster (B is never multicast then).
+  bool gather_b = false;
 
   /// Rows of one scheduler unit: the cluster's CTAs take consecutive tiles of one group.
   GEMMOPS_HD constexpr int unit_m() const { return tile_m * cluster_m; }
@@ -104,6 +108,8 @@ struct KernelConfig {
   GEMMOPS_HD constexpr int m_atoms() const { return warpgroup_rows() / 64; }
   /// More than 128 fp32 accumulators a consumer thread (128x192 ping-pong: 192): the consumers take
   /// 240 registers, and the split-K fix-up does not fit beside them (no split-K twin, plan.cpp).
+  /// Some operand is copied by the producer warpgroup (cp.async) instead of TMA.
+  GEMMOPS_HD constexpr bool gathers() const { return gather_a || gather_b; }
   GEMMOPS_HD constexpr bool wide_accumulators() const { return m_atoms() * tile_n > 256; }
   /// Tiles a CTA works on at once (the raster's footprint counts them).
   GEMMOPS_HD constexpr int tiles_in_flight() const { return pingpong() ? consumers : 1; }

@@ -21,6 +21,7 @@
 #include "sm90/epilogue_op.cuh"
 #include "sm90/epilogue_tma.cuh"
 #include "sm90/gather_a.cuh"
+#include "sm90/gather_k.cuh"
 #include "sm90/k_tail.cuh"
 #include "sm90/mma.cuh"
 #include "sm90/params.cuh"
@@ -154,8 +155,47 @@ __device__ __forceinline__ void load_b(const GroupedGemmParams& p, uint8_t* b_ds
   }
 }
 
-/// The producer: one elected thread (TMA for A and B), or with a gathered A all 128 threads of the
-/// producer warpgroup (`thread`): thread 0 loads B by TMA, every thread copies its share of A's rows.
+/// One stage's A tile by TMA: K-major one box, M-major one 64-row M atom per box.
+template <KernelConfig C>
+__device__ __forceinline__ void load_a(const GroupedGemmParams& p, uint8_t* a_dst, int k0, int a_row0, uint64_t* bar) {
+  if constexpr (C.a_major == AMajor::k) {
+    ptx::tma_load_2d(a_dst, &p.mainloop.map_a, k0, a_row0, bar);
+  } else {
+#pragma unroll
+    for (int j = 0; j < C.tile_m / 64; ++j)
+      ptx::tma_load_2d(a_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_a, a_row0 + 64 * j, k0, bar);
+  }
+}
+
+/// A K-grouped stage with gathered operands (gather_k.cuh), by the producer warpgroup's `thread`:
+/// the k-rows' indices read before the slot is free, then thread 0 loads the operand that is not
+/// gathered by TMA (arriving with its bytes), and every thread copies its share of the gathered
+/// ones and arrives once they land (.noinc: the barrier counts 1 + 128).
+template <KernelConfig C>
+__device__ __forceinline__ void produce_gathered_k(const GroupedGemmParams& p, SharedStorage<C>& s, const TileCoord& tc,
+                                                   int a_row0, int k0, int stage, uint32_t phase, uint32_t rank,
+                                                   int thread) {
+  [[maybe_unused]] GatheredKRows<C, C.tile_m> a_rows;
+  [[maybe_unused]] GatheredKRows<C, C.tile_n> b_rows;
+  if constexpr (C.gather_a) a_rows.load(p.mainloop.a_row_index, k0, tc.k_first, tc.k_end, thread);
+  if constexpr (C.gather_b) b_rows.load(p.mainloop.b_row_index, k0, tc.k_first, tc.k_end, thread);
+  ptx::mbarrier_wait(s.empty(stage), phase ^ 1);
+  uint64_t* bar = s.full(stage);
+  uint8_t* a_dst = s.a() + stage * C.a_stage_bytes();
+  uint8_t* b_dst = s.b() + stage * C.b_stage_bytes();
+  if (thread == 0) {
+    ptx::mbarrier_arrive_expect_tx(bar, (C.gather_a ? 0 : C.a_stage_bytes()) + (C.gather_b ? 0 : C.b_stage_bytes()));
+    if constexpr (!C.gather_a) load_a<C>(p, a_dst, k0, a_row0, bar);
+    if constexpr (!C.gather_b) load_b<C>(p, b_dst, k0, tc.col0, 0, bar, rank);  // (K-grouped B: group 0)
+  }
+  if constexpr (C.gather_a) a_rows.copy(p.mainloop.a, p.mainloop.a_row_stride, a_row0, p.scheduler.rows, a_dst, thread);
+  if constexpr (C.gather_b) b_rows.copy(p.mainloop.b, p.mainloop.b_row_stride, tc.col0, p.scheduler.n, b_dst, thread);
+  ptx::cp_async_mbarrier_arrive_noinc(bar);
+}
+
+/// The producer: one elected thread (TMA for A and B), or with a gathered operand all 128 threads
+/// of the producer warpgroup (`thread`): thread 0 loads the other operand by TMA, every thread
+/// copies its share of the gathered one.
 template <KernelConfig C>
 __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank,
                                         [[maybe_unused]] int thread) {
@@ -168,17 +208,26 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
     // last group, have no k-blocks: nothing is loaded for them.)
     const int b_group = C.group_axis == GroupAxis::m ? tc.group : 0;
     const int k_blocks = k_blocks_of(tc);
+    constexpr bool kGatherRows = C.gather_a && C.group_axis == GroupAxis::m;
     [[maybe_unused]] GatheredRows<C> gathered;
-    if constexpr (C.gather_a) {
+    if constexpr (kGatherRows) {
       if (k_blocks > 0) gathered.load(p.mainloop, a_row0, tc.row_end, thread);
     }
     for (int kb = 0; kb < k_blocks; ++kb) {
+      if constexpr (C.gathers() && C.group_axis == GroupAxis::k) {
+        produce_gathered_k<C>(p, s, tc, a_row0, tc.k_begin + kb * C.tile_k, stage, phase, rank, thread);
+        if (++stage == C.stages) {
+          stage = 0;
+          phase ^= 1;
+        }
+        continue;
+      }
       ptx::mbarrier_wait(s.empty(stage), phase ^ 1);
       uint64_t* bar = s.full(stage);
       const int k0 = tc.k_begin + kb * C.tile_k;
       uint8_t* a_dst = s.a() + stage * C.a_stage_bytes();
       uint8_t* b_dst = s.b() + stage * C.b_stage_bytes();
-      if constexpr (C.gather_a) {
+      if constexpr (kGatherRows) {
         // B's bytes complete the transaction count; A's copies arrive as 128 of the barrier's count.
         if (thread == 0) {
           ptx::mbarrier_arrive_expect_tx(bar, C.b_stage_bytes());
@@ -187,6 +236,8 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
         gathered.copy(p.mainloop, a_dst, k0, p.scheduler.k, thread, bar);
       } else {
         ptx::mbarrier_arrive_expect_tx(bar, C.stage_bytes());
+        // (Written out, not load_a: through it the 24-register producer of the 128x192 ping-pong
+        // spilled 4 bytes with A M-major.)
         if constexpr (C.a_major == AMajor::k) {
           ptx::tma_load_2d(a_dst, &p.mainloop.map_a, k0, a_row0, bar);
         } else {
@@ -322,7 +373,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       // (.noinc arrives on completion, which they never wait for). So each reader, having acquired
       // the copies through the full barrier, orders them before its own wgmma (PTX memory model:
       // a proxy fence orders the executing thread's view across proxies).
-      if constexpr (C.gather_a) ptx::fence_proxy_async_shared();
+      if constexpr (C.gathers()) ptx::fence_proxy_async_shared();
       constexpr int kSlices = C.tile_k / 16;
       int slice_lo = 0, slice_hi = kSlices;  // the 16-wide k slices of the stage the MMA reads
       if constexpr (C.group_axis == GroupAxis::k) {
@@ -457,19 +508,22 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   static_assert(!C.op.bias || C.op.bias_type == ElemType::fp32 || C.op.bias_type == C.out,
                 "a bias is fp32 or out's type");
   static_assert(named_barriers<C>() <= 16, "a CTA has 16 named barriers");
-  static_assert(!C.gather_a || (C.group_axis == GroupAxis::m && C.a_major == AMajor::k),
-                "a gathered A: M-grouped rows of a K-major A");
+  static_assert(!C.gather_a || (C.group_axis == GroupAxis::m ? C.a_major == AMajor::k : C.a_major == AMajor::m),
+                "a gathered A: M-grouped rows of a K-major A, or K-grouped k-rows of an M-major A");
+  static_assert(!C.gather_b || (C.group_axis == GroupAxis::k && C.b_major == BMajor::n && C.cluster_m == 1 &&
+                                !C.op.split_b()),
+                "a gathered B: K-grouped k-rows of an N-major B, without a cluster");
   extern __shared__ uint8_t smem_raw[];
   SharedStorage<C> s(smem_raw, table_groups(p.scheduler));
 
   // ---- setup: barriers and the scheduler table, by the whole CTA
   const int warpgroup = threadIdx.x / 128;
   if (threadIdx.x == 0) {
-    if constexpr (!C.gather_a) ptx::prefetch_tensor_map(&p.mainloop.map_a);  // (a gathered A has no map)
-    ptx::prefetch_tensor_map(&p.mainloop.map_b);
+    if constexpr (!C.gather_a) ptx::prefetch_tensor_map(&p.mainloop.map_a);  // (a gathered operand has no map)
+    if constexpr (!C.gather_b) ptx::prefetch_tensor_map(&p.mainloop.map_b);
     for (int i = 0; i < C.stages; ++i) {
       // The producer's arrival with B's bytes, and with a gathered A the 128 copying threads' (.noinc).
-      ptx::mbarrier_init(s.full(i), C.gather_a ? 1 + 128 : 1);
+      ptx::mbarrier_init(s.full(i), C.gathers() ? 1 + 128 : 1);
       // Lane 0 of every consumer warp that reads the stage, in every CTA its B multicast reaches.
       ptx::mbarrier_init(s.empty(i), (C.pingpong() ? 1 : C.consumers) * 4 * C.cluster_m);
     }
@@ -494,15 +548,16 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   // at 56 / 224 the producers of the 2-CTA cooperative kernels spilled 4-28 bytes, at 72 / 216
   // nothing spills but the 256-row tiles' (which refuse a gathered A). Wide accumulators cannot pay.
   constexpr bool kWideAccumulators = C.wide_accumulators();
-  static_assert(!C.gather_a || !kWideAccumulators, "a gathered A needs producer registers wide consumers cannot give");
-  constexpr int kProducerRegisters = C.gather_a ? 72 : kWideAccumulators ? 24 : 40;
-  constexpr int kConsumerRegisters = C.consumers == 1 || kWideAccumulators ? 240 : C.gather_a ? 216 : 232;
+  static_assert(!C.gathers() || !kWideAccumulators,
+                "a gathered operand needs producer registers wide consumers cannot give");
+  constexpr int kProducerRegisters = C.gathers() ? 72 : kWideAccumulators ? 24 : 40;
+  constexpr int kConsumerRegisters = C.consumers == 1 || kWideAccumulators ? 240 : C.gathers() ? 216 : 232;
   constexpr int kLaunchRegisters = (65536 / C.threads() < 255 ? 65536 / C.threads() : 255) / 8 * 8;
   static_assert(kProducerRegisters + C.consumers * kConsumerRegisters <= (C.consumers + 1) * kLaunchRegisters,
                 "setmaxnreg: the warpgroups' registers must fit what the CTA was given at launch");
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<kProducerRegisters>();
-    if constexpr (C.gather_a) {
+    if constexpr (C.gathers()) {
       produce<C>(p, s, rank, static_cast<int>(threadIdx.x));
     } else {
       if (threadIdx.x / 32 == 0 && ptx::elect_one()) produce<C>(p, s, rank, 0);

@@ -22,13 +22,22 @@ struct alignas(64) TensorMap {
 };
 
 /// The main loop's operands: the producer's TMA descriptors (the K range of each tile comes from
-/// the scheduler), and for a gathered A (KernelConfig::gather_a, no map_a) A's rows and their index.
+/// the scheduler), and for a gathered operand (KernelConfig::gather_a / gather_b, no map) its
+/// source rows and their index.
 struct MainloopParams {
   TensorMap map_a;  // A (rows, K): K-major dims {K, rows}; M-major dims {rows, K}
   TensorMap map_b;  // B: K-major dims {K, N, G}; N-major dims {N, K, G} (G = 1 if K-grouped)
-  const void* a;                // gathered A: (A rows, K), K contiguous, 16-byte aligned rows
-  int64_t a_row_stride;         // elements between A's rows
-  const int32_t* a_row_index;   // (TotalM,): row r of the product reads A's row a_row_index[r]
+  // Gathered A. M-grouped: (A rows, K), K contiguous; row r of the product reads source row
+  // a_row_index[r]. K-grouped: the source (Rows, M), M contiguous (A given M-major); k-row k of the
+  // product's A is source row a_row_index[k]. Rows 16-byte aligned.
+  const void* a;
+  int64_t a_row_stride;         // elements between the source's rows
+  const int32_t* a_row_index;
+  // Gathered B (K-grouped): the source (Rows, N), N contiguous; k-row k of the product's B is
+  // source row b_row_index[k]. Rows 16-byte aligned.
+  const void* b;
+  int64_t b_row_stride;
+  const int32_t* b_row_index;
 };
 
 /// Where a tile leaves to: out (out rows, N), N contiguous.

@@ -86,11 +86,14 @@ void bind_arguments(nb::module_& m) {
       "group_alignment=a (M-grouped, a power of two): group i starts at offsets[i-1] rounded up to a multiple of a.\n"
       "epilogue=gemmops.EpilogueOps(...) (M-grouped only) adds bias, activation and row scale before the store.\n"
       "a_row_index=int32 (TotalM,) (M-grouped only): row r of the product reads A[a_row_index[r]] (A then has any\n"
-      "number of rows): a gathered A, e.g. each (token, choice) pair's token row of a MoE layer.")
+      "number of rows): a gathered A, e.g. each (token, choice) pair's token row of a MoE layer.\n"
+      "a_k_index=, b_k_index=int32 (TotalK,) (K-grouped only): column k of the product's A is A[:, a_k_index[k]],\n"
+      "row k of its B is B[b_k_index[k]] (A then (M, Rows), B (Rows, N)): operands gathered along K, e.g. a MoE\n"
+      "layer's weight gradients over each expert's pairs, reading x.T or dout through the pairs' tokens.")
       .def("__init__",
            [](PyGroupedGemmArguments* self, nb::object A, nb::object B, nb::object out, nb::handle acc,
               nb::object offsets, bool zero_tail, nb::object epilogue, int32_t group_alignment, nb::object a_scales,
-              nb::object b_scales, nb::object a_row_index) {
+              nb::object b_scales, nb::object a_row_index, nb::object a_k_index, nb::object b_k_index) {
              if (offsets.is_none())
                throw nb::value_error("offsets: GroupedGemmArguments needs int32 offsets (G,); got None");
              GroupedGemmArguments g{to_tensor_desc(A, Operand::A), to_tensor_desc(B, Operand::B), to_tensor_desc(out, Operand::out),
@@ -100,16 +103,19 @@ void bind_arguments(nb::module_& m) {
              g.a_scales = to_operand_scales(a_scales, "a_scales");
              g.b_scales = to_operand_scales(b_scales, "b_scales");
              if (!a_row_index.is_none()) g.a_row_index = to_tensor_desc(a_row_index, Operand::a_row_index);
+             if (!a_k_index.is_none()) g.a_k_index = to_tensor_desc(a_k_index, Operand::a_k_index);
+             if (!b_k_index.is_none()) g.b_k_index = to_tensor_desc(b_k_index, Operand::b_k_index);
              Arguments args = std::move(g);
              check(validate(args));
              new (self) PyGroupedGemmArguments{{std::move(args), std::move(A), std::move(B), std::move(out),
                                                 std::move(offsets), std::move(epilogue), std::move(a_scales),
-                                                std::move(b_scales), std::move(a_row_index)}};
+                                                std::move(b_scales), std::move(a_row_index), std::move(a_k_index),
+                                                std::move(b_k_index)}};
            },
            nb::arg("A"), nb::arg("B"), nb::arg("out"), nb::arg("accumulator_type") = nb::none(),
            nb::arg("offsets") = nb::none(), nb::arg("zero_tail") = false, nb::arg("epilogue") = nb::none(),
            nb::arg("group_alignment") = 1, nb::arg("a_scales") = nb::none(), nb::arg("b_scales") = nb::none(),
-           nb::arg("a_row_index") = nb::none())
+           nb::arg("a_row_index") = nb::none(), nb::arg("a_k_index") = nb::none(), nb::arg("b_k_index") = nb::none())
       .def_prop_ro("offsets", [](const PyArguments& a) { return a.offsets; })
       .def_prop_ro("group_alignment",
                    [](const PyArguments& a) { return std::get<GroupedGemmArguments>(a.args).group_alignment; },

@@ -97,6 +97,19 @@ void bind_plan(nb::module_& m) {
                  check_same_layout(*planned, *g->a_row_index, "a_row_index");
                  d.a_row_index = g->a_row_index->data;
                }
+               const auto& planned_k = std::get<GroupedGemmArguments>(layout);
+               if (planned_k.a_k_index.has_value() != g->a_k_index.has_value())
+                 throw nb::value_error("a_k_index: must be given exactly when the plan's arguments gave it");
+               if (planned_k.b_k_index.has_value() != g->b_k_index.has_value())
+                 throw nb::value_error("b_k_index: must be given exactly when the plan's arguments gave it");
+               if (g->a_k_index) {
+                 check_same_layout(*planned_k.a_k_index, *g->a_k_index, "a_k_index");
+                 d.a_k_index = g->a_k_index->data;
+               }
+               if (g->b_k_index) {
+                 check_same_layout(*planned_k.b_k_index, *g->b_k_index, "b_k_index");
+                 d.b_k_index = g->b_k_index->data;
+               }
              }
              if (e.pre_activation) d.pre_activation = e.pre_activation->data;
              if (const auto& g = e.activation_grad) {
@@ -116,14 +129,16 @@ void bind_plan(nb::module_& m) {
       .def("_run_unchecked",
            [](const PyPlan& p, uintptr_t a, uintptr_t b, uintptr_t out, uintptr_t offsets, uintptr_t stream,
               uintptr_t workspace, std::size_t workspace_bytes, uintptr_t bias, uintptr_t row_scale,
-              uintptr_t a_row_index) {
+              uintptr_t a_row_index, uintptr_t a_k_index, uintptr_t b_k_index) {
              const EpilogueOps& planned = epilogue_of(p.plan.layout());
              if (planned.pre_activation || planned.activation_grad)  // no addresses for them here
                throw nb::value_error("plan: has the epilogue's second operands; run it with run()");
-             const OperandData d{reinterpret_cast<const void*>(a),       reinterpret_cast<const void*>(b),
-                                 reinterpret_cast<void*>(out),           reinterpret_cast<const void*>(offsets),
-                                 reinterpret_cast<const void*>(bias),    reinterpret_cast<const void*>(row_scale),
-                                 reinterpret_cast<const void*>(a_row_index)};
+             OperandData d{reinterpret_cast<const void*>(a),       reinterpret_cast<const void*>(b),
+                           reinterpret_cast<void*>(out),           reinterpret_cast<const void*>(offsets),
+                           reinterpret_cast<const void*>(bias),    reinterpret_cast<const void*>(row_scale),
+                           reinterpret_cast<const void*>(a_row_index)};
+             d.a_k_index = reinterpret_cast<const void*>(a_k_index);
+             d.b_k_index = reinterpret_cast<const void*>(b_k_index);
              Status status;
              {
                nb::gil_scoped_release release;
@@ -133,7 +148,7 @@ void bind_plan(nb::module_& m) {
            },
            nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("offsets") = 0, nb::arg("stream") = 0,
            nb::arg("workspace") = 0, nb::arg("workspace_bytes") = 0, nb::arg("bias") = 0, nb::arg("row_scale") = 0,
-           nb::arg("a_row_index") = 0, "For callers that made the tensors themselves (gemmops.torch): data addresses of tensors of the "
+           nb::arg("a_row_index") = 0, nb::arg("a_k_index") = 0, nb::arg("b_k_index") = 0, "For callers that made the tensors themselves (gemmops.torch): data addresses of tensors of the "
            "plan's layout, unchecked. Use run() otherwise.")
       .def("__repr__", [](const PyPlan& p) { return "Plan(" + p.plan.op()->name() + ")"; });
 

@@ -42,6 +42,8 @@ const char* name_of(Operand operand) {
     case Operand::scores: return "scores";
     case Operand::row_limit: return "row_limit";
     case Operand::a_row_index: return "a_row_index";
+    case Operand::a_k_index: return "a_k_index";
+    case Operand::b_k_index: return "b_k_index";
     case Operand::pre_activation: return "epilogue.pre_activation";
     case Operand::grad_pre_activation: return "epilogue.activation_grad.pre_activation";
     case Operand::scaled_activation: return "epilogue.activation_grad.scaled_activation";
@@ -85,7 +87,9 @@ std::string dtype_name(nb::handle obj, const ReadOnlyArray* array) {
     case Operand::rows: rule = "must be bf16, fp16 or fp32"; break;
     case Operand::pair_rows:
     case Operand::row_limit:
-    case Operand::a_row_index: rule = "must be int32"; break;
+    case Operand::a_row_index:
+    case Operand::a_k_index:
+    case Operand::b_k_index: rule = "must be int32"; break;
     case Operand::scores: rule = "must be fp32"; break;
     case Operand::pre_activation:
     case Operand::grad_pre_activation:

@@ -37,12 +37,13 @@ T unwrap(Result<T> result) {
 /// (read-only arrays are fine), out and a workspace are written (they must be writable).
 /// The fp8 additions: `scales` (an OperandScales tensor, read), `x` (read) and `q` (written) of
 /// quantize_fp8, and `scales_out` (the scales quantize_fp8 writes, named "scales"). gather_reduce's
-/// inputs: `rows`, `pair_rows`, `scores`, `row_limit` (read). `a_row_index`: a gathered A's rows (read).
+/// inputs: `rows`, `pair_rows`, `scores`, `row_limit` (read). `a_row_index`: a gathered A's rows (read);
+/// `a_k_index`, `b_k_index`: the K-grouped form's operands gathered along K (read).
 enum class Operand {
   A, B, out, offsets, workspace, bias, row_scale, scales, x, q, scales_out,
   pre_activation, grad_pre_activation, scaled_activation, score_grad_partials,  // the epilogue's second operands
   rows, pair_rows, scores, row_limit,  // gather_reduce
-  a_row_index
+  a_row_index, a_k_index, b_k_index
 };
 /// DLPack/buffer objects (numpy, torch, cupy, jax), torch meta tensors and FakeTensors (fake) and
 /// gemmops.TensorSpec (fake). The operand's name starts every error message. A tensor of a dtype
@@ -71,6 +72,7 @@ struct PyArguments {
   nb::object epilogue;  ///< the PyEpilogueOps given, if any (keeps its tensors alive)
   nb::object a_scales, b_scales;  ///< the gemmops.OperandScales objects (None without)
   nb::object a_row_index;         ///< the gathered A's index tensor (None without)
+  nb::object a_k_index, b_k_index;  ///< the K-grouped form's K indices (None without)
 };
 struct PyGemmArguments : PyArguments {};
 struct PyGroupedGemmArguments : PyArguments {};

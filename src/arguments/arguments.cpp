@@ -24,6 +24,8 @@ Status validate_memory(const Arguments& args) {
   if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) {
     GEMMOPS_TRY(validate_no_overlap(out, g->offsets, "offsets"));
     if (g->a_row_index) GEMMOPS_TRY(validate_no_overlap(out, *g->a_row_index, "a_row_index"));
+    if (g->a_k_index) GEMMOPS_TRY(validate_no_overlap(out, *g->a_k_index, "a_k_index"));
+    if (g->b_k_index) GEMMOPS_TRY(validate_no_overlap(out, *g->b_k_index, "b_k_index"));
   }
   const EpilogueOps& e = epilogue_of(args);
   if (e.bias) GEMMOPS_TRY(validate_no_overlap(out, *e.bias, "epilogue.bias"));
@@ -79,7 +81,10 @@ Result<ProblemShape> problem_shape(const Arguments& args) {
     case OperationKind::gemm: p.m = A.size(0), p.k = A.size(1), p.n = B.size(1), p.groups = 1; break;
     case OperationKind::batched_gemm: p.groups = A.size(0), p.m = A.size(1), p.k = A.size(2), p.n = B.size(2); break;
     case OperationKind::grouped_m: p.m = out.size(0), p.k = A.size(1), p.groups = B.size(0), p.n = B.size(2); break;
-    case OperationKind::grouped_k: p.m = A.size(0), p.k = A.size(1), p.n = B.size(1), p.groups = out.size(0); break;
+    case OperationKind::grouped_k:
+      p.m = A.size(0), p.k = detail::total_k(std::get<GroupedGemmArguments>(args));  // (a K index's length)
+      p.n = B.size(1), p.groups = out.size(0);
+      break;
     case OperationKind::grouped_n: p.groups = A.size(0), p.m = A.size(1), p.k = A.size(2), p.n = B.size(1); break;
     case OperationKind::grouped_m_masked:
       p.groups = A.size(0), p.m = A.size(0) * A.size(1), p.k = A.size(2), p.n = B.size(2);

@@ -68,6 +68,13 @@ Status validate_grouped(const GroupedGemmArguments& args);
 /// a_row_index (M-grouped only): int32 (TotalM,), contiguous, on A's device, host values that a
 /// group reads in [0, A's rows) (validate_row_index.cpp).
 Status validate_a_row_index(const GroupedGemmArguments& args, OperationKind kind);
+/// a_k_index / b_k_index (K-grouped only): int32 (TotalK,), contiguous, on their operand's device
+/// (validate_k_index.cpp).
+Status validate_k_indices(const GroupedGemmArguments& args, OperationKind kind);
+/// Their host values, after the offsets were validated.
+Status validate_k_index_values(const GroupedGemmArguments& args);
+/// The K-grouped form's TotalK: a K index's length when one gathers, else A's columns.
+int64_t total_k(const GroupedGemmArguments& args);
 /// Offsets (G,) int32, contiguous, on A's device, with host values in order and within `total`.
 Status validate_offsets(const GroupedGemmArguments& args, int64_t groups, int64_t total,
                         std::string_view total_name);

@@ -32,7 +32,9 @@ Status validate_grouped_k_shapes(const GroupedGemmArguments& g) {
   const std::string ab = labelled("A", "(M,TotalK)", A) + ", " + labelled("B", "(TotalK,N)", B);
   const std::string ao = labelled("A", "(M,TotalK)", A) + ", " + labelled("out", "(G,M,N)", out);
   const std::string bo = labelled("B", "(TotalK,N)", B) + ", " + labelled("out", "(G,M,N)", out);
-  GEMMOPS_TRY(agree("TotalK", B.size(0), A.size(1), "B", "A", ab));
+  // A gathered along K may have any number of columns, a gathered B any number of rows: TotalK is
+  // then the index's length (validate_k_index.cpp checks it against the other operand's).
+  if (!g.a_k_index && !g.b_k_index) GEMMOPS_TRY(agree("TotalK", B.size(0), A.size(1), "B", "A", ab));
   GEMMOPS_TRY(agree("M", out.size(1), A.size(0), "out", "A", ao));
   return agree("N", out.size(2), B.size(1), "out", "B", bo);
 }
@@ -178,6 +180,7 @@ Status validate_grouped(const GroupedGemmArguments& g) {
   GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, grouped_kind(g));
   GEMMOPS_TRY(validate_group_alignment(g, kind));
   GEMMOPS_TRY(validate_a_row_index(g, kind));
+  GEMMOPS_TRY(validate_k_indices(g, kind));
   GEMMOPS_TRY(validate_epilogue_form(g.epilogue, kind));
   switch (kind) {
     case OperationKind::grouped_m:
@@ -202,7 +205,8 @@ Status validate_grouped(const GroupedGemmArguments& g) {
       break;
     case OperationKind::grouped_k:
       GEMMOPS_TRY(validate_grouped_k_shapes(g));
-      GEMMOPS_TRY(validate_offsets(g, g.out.size(0), g.A.size(1), "TotalK"));
+      GEMMOPS_TRY(validate_offsets(g, g.out.size(0), total_k(g), "TotalK"));
+      GEMMOPS_TRY(validate_k_index_values(g));
       break;
     case OperationKind::gemm:
     case OperationKind::batched_gemm: break;  // grouped_kind() never returns them

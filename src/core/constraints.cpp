@@ -146,6 +146,16 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
                        " does not gather A's rows; gather them into a copy of A, or pick an operator that serves "
                        "a_row_index");
   }
+  if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) {
+    if (g->a_k_index && !c.a_k_index)
+      return unsupported("a_k_index: " + std::string(who) +
+                         " does not gather A along K; gather A's columns into a copy, or pick an operator that "
+                         "serves a_k_index");
+    if (g->b_k_index && !c.b_k_index)
+      return unsupported("b_k_index: " + std::string(who) +
+                         " does not gather B along K; gather B's rows into a copy, or pick an operator that "
+                         "serves b_k_index");
+  }
   // A kernel path that has not passed the GPU suite reaches no one by default.
   if (!env::trial_designs()) {
     constexpr const char* kAsk =
@@ -156,6 +166,10 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
       return unsupported("group_alignment: groups at aligned starts" + std::string(kAsk));
     if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && g->a_row_index && c.trial_a_row_index)
       return unsupported("a_row_index: the gathered A" + std::string(kAsk));
+    if (const auto* g = std::get_if<GroupedGemmArguments>(&args);
+        g && c.trial_k_index && (g->a_k_index || g->b_k_index))
+      return unsupported(std::string(g->a_k_index ? "a_k_index: the gathered A" : "b_k_index: the gathered B") +
+                         " along K" + kAsk);
     const EpilogueOps& e = epilogue_of(args);
     if (c.epilogue.trial_second_operands && e.activation_grad)
       return unsupported("epilogue.activation_grad" + std::string(kAsk));

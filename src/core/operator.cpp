@@ -31,6 +31,8 @@ Status refuse_fakes(const Arguments& args) {
   if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) {
     GEMMOPS_TRY(refuse_fake(g->offsets, "offsets"));
     if (g->a_row_index) GEMMOPS_TRY(refuse_fake(*g->a_row_index, "a_row_index"));
+    if (g->a_k_index) GEMMOPS_TRY(refuse_fake(*g->a_k_index, "a_k_index"));
+    if (g->b_k_index) GEMMOPS_TRY(refuse_fake(*g->b_k_index, "b_k_index"));
   }
   const EpilogueOps& e = epilogue_of(args);
   if (e.bias) GEMMOPS_TRY(refuse_fake(*e.bias, "epilogue.bias"));

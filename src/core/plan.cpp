@@ -51,6 +51,8 @@ Status Plan::run(const OperandData& data, Stream stream, Workspace workspace) co
   if (auto* g = std::get_if<GroupedGemmArguments>(&args)) {
     g->offsets.data = const_cast<void*>(data.offsets);
     if (g->a_row_index) g->a_row_index->data = const_cast<void*>(data.a_row_index);
+    if (g->a_k_index) g->a_k_index->data = const_cast<void*>(data.a_k_index);
+    if (g->b_k_index) g->b_k_index->data = const_cast<void*>(data.b_k_index);
   }
   return op_->run(args, artifact_, stream, workspace);
 }

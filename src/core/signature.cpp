@@ -113,6 +113,12 @@ void put_arguments(Writer& w, const Arguments& args) {
       put_tensor(w, *gg.a_row_index);
     else
       w.put(-1);
+    for (const auto* idx : {&gg.a_k_index, &gg.b_k_index}) {  // gathered along K: the same
+      if (*idx)
+        put_tensor(w, **idx);
+      else
+        w.put(-1);
+    }
   }
 }
 
@@ -158,7 +164,8 @@ bool has_host_offset_values(const Arguments& args) {
   const auto* g = std::get_if<GroupedGemmArguments>(&args);
   if (g == nullptr) return false;
   auto on_host = [](const TensorDesc& t) { return !t.device.is_cuda() && t.data != nullptr; };
-  return on_host(g->offsets) || (g->a_row_index && on_host(*g->a_row_index));
+  return on_host(g->offsets) || (g->a_row_index && on_host(*g->a_row_index)) ||
+         (g->a_k_index && on_host(*g->a_k_index)) || (g->b_k_index && on_host(*g->b_k_index));
 }
 
 }  // namespace gemmops::detail

@@ -44,9 +44,9 @@ Signature signature_of(const Arguments& args, const Target& target);
 /// The signature of `args` with one more word (a provider's own key, e.g. its machine model's fingerprint).
 Signature signature_with(const Arguments& args, std::uint64_t extra);
 
-/// Whether rules on data (host offset or row-index values) apply: arguments whose offsets or
-/// a_row_index carry data on the host are checked value by value on every call, so their answers
-/// are never memoised.
+/// Whether rules on data (host offset or index values) apply: arguments whose offsets, a_row_index,
+/// a_k_index or b_k_index carry data on the host are checked value by value on every call, so
+/// their answers are never memoised.
 bool has_host_offset_values(const Arguments& args);
 
 }  // namespace gemmops::detail

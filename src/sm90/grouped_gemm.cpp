@@ -41,6 +41,10 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   // partial 16-byte chunks, since refused; offered once a suite run passes the refusal's build.
   c.a_row_index = true;
   c.trial_a_row_index = true;
+  // Operands gathered along K (K-grouped: an M-major A, an N-major B without a cluster; the plan
+  // refuses the rest, kernel_config.cpp): never yet run on a GPU.
+  c.a_k_index = c.b_k_index = true;
+  c.trial_k_index = true;
   c.a_dtypes = {ab};
   c.b_dtypes = {ab};
   c.out_dtypes = {out};

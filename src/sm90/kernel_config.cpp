@@ -41,10 +41,11 @@ kernels::sm90::EpilogueOp kernel_op(const EpilogueOps& ops) {
 }
 
 KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major a_major, Major b_major,
-                                bool k_grouped, kernels::sm90::EpilogueOp op, bool gather_a) {
+                                bool k_grouped, kernels::sm90::EpilogueOp op, bool gather_a, bool gather_b) {
   KernelConfig c;
   c.op = op;
   c.gather_a = gather_a;
+  c.gather_b = gather_b;
   c.tile_m = d.design.tile_m;
   c.tile_n = d.design.tile_n;
   c.tile_k = d.design.tile_k;
@@ -78,6 +79,27 @@ std::string gather_a_refusal(const KernelConfig& c) {
   if (c.a_major != kernels::sm90::AMajor::k)
     return "a_row_index: sm90 kernels gather rows of a K-major A only (each row's K contiguous, copied 16 bytes at a time)";
   if (c.split_k) return "a_row_index: sm90 kernels do not split K with a gathered A";
+  return "";
+}
+
+std::string gather_k_refusal(const KernelConfig& c) {
+  const std::string who = c.gather_a ? "a_k_index" : "b_k_index";
+  // The copies take the producer warpgroup 72 registers a thread, as for gathered rows above.
+  if (c.wide_accumulators())
+    return who + ": this design's consumers hold " + std::to_string(c.m_atoms() * c.tile_n / 2) +
+           " accumulators a thread at 240 registers, leaving the producer 24: too few to gather along K";
+  if (c.group_axis != kernels::sm90::GroupAxis::k)
+    return who + ": sm90 kernels gather along K in the K-grouped form only";
+  if (c.gather_a && c.a_major != kernels::sm90::AMajor::m)
+    return "a_k_index: sm90 kernels gather an M-major A only (each source row's M values contiguous, copied 16 "
+           "bytes at a time)";
+  if (c.gather_b && c.b_major != kernels::sm90::BMajor::n)
+    return "b_k_index: sm90 kernels gather an N-major B only (each source row's N values contiguous, copied 16 "
+           "bytes at a time)";
+  // A cluster's CTAs share B by multicast; a gathered B is copied by each CTA for itself.
+  if (c.gather_b && c.cluster_m > 1)
+    return "b_k_index: sm90 kernels gather B without a cluster only; this design's cluster is " +
+           std::to_string(c.cluster_m) + " CTAs";
   return "";
 }
 
@@ -137,7 +159,8 @@ std::string instantiation_text(const KernelConfig& c) {
        (c.schedule == kernels::sm90::KernelSchedule::pingpong ? "KernelSchedule::pingpong" : "KernelSchedule::cooperative");
   if (c.split_k) s += ", .split_k = true";
   s += op_text(c.op, ns);
-  if (c.gather_a) s += ", .gather_a = true";  // (absent otherwise: other kernels keep their text and cache key)
+  if (c.gather_a) s += ", .gather_a = true";
+  if (c.gather_b) s += ", .gather_b = true";  // (absent otherwise: other kernels keep their text and cache key)
   s += "}>";
   return s;
 }

@@ -23,12 +23,18 @@ kernels::sm90::ElemType elem_type(DType t);
 kernels::sm90::EpilogueOp kernel_op(const EpilogueOps& ops);
 
 /// The kernel for `d` on operands of these types and majors; `k_grouped` for the K-grouped form;
-/// `op` the fused epilogue op (the identity by default); `gather_a` A's rows read through an index.
+/// `op` the fused epilogue op (the identity by default); `gather_a` A's rows (K-grouped: k-rows)
+/// read through an index, `gather_b` B's k-rows (K-grouped).
 KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major a_major, Major b_major,
-                                bool k_grouped, kernels::sm90::EpilogueOp op = {}, bool gather_a = false);
+                                bool k_grouped, kernels::sm90::EpilogueOp op = {}, bool gather_a = false,
+                                bool gather_b = false);
 
 /// Why design `d` cannot gather A's rows (KernelConfig::gather_a) on kernel `c`, or "" when it can.
 std::string gather_a_refusal(const KernelConfig& c);
+
+/// Why design `d` cannot gather the K-grouped form's operands along K on kernel `c` (gather_a with
+/// an M-major A, gather_b with an N-major B), or "" when it can.
+std::string gather_k_refusal(const KernelConfig& c);
 
 /// "gemmops::kernels::sm90::grouped_gemm_kernel<gemmops::kernels::sm90::KernelConfig{.tile_m = 128, ...}>"
 std::string instantiation_text(const KernelConfig& c);
@@ -37,7 +43,7 @@ std::string instantiation_text(const KernelConfig& c);
 /// an epilogue op and without wide accumulators (the fix-up spills beside 192 a thread), and not
 /// with a gathered A (its consumers keep 224 registers, and it has not been tried beside the fix-up).
 inline bool has_split_k_twin(const KernelConfig& c) {
-  return c.group_axis == kernels::sm90::GroupAxis::m && c.op.identity() && !c.wide_accumulators() && !c.gather_a;
+  return c.group_axis == kernels::sm90::GroupAxis::m && c.op.identity() && !c.wide_accumulators() && !c.gathers();
 }
 
 }  // namespace gemmops::sm90

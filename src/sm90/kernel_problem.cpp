@@ -74,6 +74,35 @@ Status m_major_a_starts(const KernelProblem& p) {
   return Status::ok();
 }
 
+// The K-grouped form's gathered A (a_k_index): each k-row is a source row's M values, copied 16
+// bytes at a time, so M contiguous, M and the row stride whole 16-byte chunks (a chunk partly past
+// M would read past the row, as memcheck found for the M-grouped gather's K).
+Status gathered_k_layouts(const KernelProblem& p) {
+  if (!p.gather_a) return Status::ok();
+  const int64_t align = 16 / static_cast<int64_t>(size_of(p.a->dtype));
+  if (p.a_major != Major::mn || p.a->size(0) <= 1)
+    return unsupported("a_k_index: sm90 kernels gather an M-major A only (stride 1 along M: each source row's M "
+                       "values contiguous); got A " + p.a->describe());
+  if (p.rows % align != 0 || p.a_stride % align != 0)
+    return unsupported("a_k_index: sm90 kernels copy a gathered A's source rows in whole 16-byte chunks: M and the "
+                       "stride between source rows must be multiples of " + std::to_string(align) + "; got A " +
+                       p.a->describe());
+  return Status::ok();
+}
+
+// The same for a gathered B (b_k_index): N contiguous, N and the row stride whole 16-byte chunks.
+Status gathered_k_b(const KernelProblem& p) {
+  const int64_t align = 16 / static_cast<int64_t>(size_of(p.b->dtype));
+  if (p.b_major != Major::mn || p.n <= 1)
+    return unsupported("b_k_index: sm90 kernels gather an N-major B only (stride 1 along N: each source row's N "
+                       "values contiguous); got B " + p.b->describe());
+  if (p.n % align != 0 || p.b_k_stride % align != 0)
+    return unsupported("b_k_index: sm90 kernels copy a gathered B's source rows in whole 16-byte chunks: N and the "
+                       "stride between source rows must be multiples of " + std::to_string(align) + "; got B " +
+                       p.b->describe());
+  return Status::ok();
+}
+
 // Batched with M = 1: the batches are the rows of the one matrix the kernel walks.
 Status single_row_batches(KernelProblem* p) {
   p->out_row_stride = p->out->strides[0];
@@ -145,6 +174,11 @@ Result<KernelProblem> map_problem(const Arguments& args) {
       p.groups = shape.groups;
       p.rows = shape.m;
       p.offsets = static_cast<const int32_t*>(g.offsets.data);
+      // Gathered along K: the kernel's a_row_index / b_row_index are the K indices.
+      p.gather_a = g.a_k_index.has_value();
+      p.a_row_index = g.a_k_index ? static_cast<const int32_t*>(g.a_k_index->data) : nullptr;
+      p.gather_b = g.b_k_index.has_value();
+      p.b_row_index = g.b_k_index ? static_cast<const int32_t*>(g.b_k_index->data) : nullptr;
       break;
     }
     case OperationKind::gemm:
@@ -179,17 +213,19 @@ Result<KernelProblem> map_problem(const Arguments& args) {
   p.out_rows = p.rows;
   if (p.kind == OperationKind::grouped_k) GEMMOPS_TRY(k_grouped_out(*p.out, &p));
   if (p.kind == OperationKind::batched_gemm && p.rows_per_group == 1) GEMMOPS_TRY(single_row_batches(&p));
-  if (p.gather_a && p.a_major != Major::k)
+  if (p.kind == OperationKind::grouped_k) GEMMOPS_TRY(gathered_k_layouts(p));
+  if (p.gather_a && p.kind != OperationKind::grouped_k && p.a_major != Major::k)
     return unsupported("a_row_index: sm90 kernels gather rows of a K-major A only (each row's K contiguous, copied "
                        "16 bytes at a time); got A " + p.a->describe());
   // A chunk only partly inside K would be a 16-byte cp.async with fewer source bytes, which
   // compute-sanitizer reports reading the whole 16 past the last row's end (H100, memcheck).
-  if (p.gather_a && (p.k * static_cast<int64_t>(size_of(p.a->dtype))) % 16 != 0)
+  if (p.gather_a && p.kind != OperationKind::grouped_k && (p.k * static_cast<int64_t>(size_of(p.a->dtype))) % 16 != 0)
     return unsupported("a_row_index: sm90 kernels copy a gathered A's rows in whole 16-byte chunks: K must be a "
                        "multiple of " + std::to_string(16 / size_of(p.a->dtype)) + " elements; got K " +
                        std::to_string(p.k));
   if (p.a_major == Major::mn) GEMMOPS_TRY(m_major_a_starts(p));
   GEMMOPS_TRY(b_strides(*p.b, &p));
+  if (p.gather_b) GEMMOPS_TRY(gathered_k_b(p));
   bind_epilogue(epilogue_ops(args), &p);
   constexpr int64_t kInt32Max = 2147483647;
   if (p.out_rows >= kInt32Max || p.n >= kInt32Max || p.k >= kInt32Max || p.groups >= kInt32Max)

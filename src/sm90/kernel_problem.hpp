@@ -19,7 +19,9 @@ struct KernelProblem {
   const TensorDesc* out = nullptr;
   const int32_t* offsets = nullptr;  // device offsets, or nullptr for uniform groups
   bool gather_a = false;             // grouped_m: A's rows read through a_row_index (rows: out's)
-  const int32_t* a_row_index = nullptr;  // (rows,) device indices into A's rows
+  const int32_t* a_row_index = nullptr;  // (rows,) device indices into A's rows; K-grouped: a_k_index
+  bool gather_b = false;                 // grouped_k: B's k-rows read through b_k_index
+  const int32_t* b_row_index = nullptr;  // (TotalK,) device indices into B's rows
   int64_t groups = 1, rows = 0, rows_per_group = 0, n = 0, k = 0;
   int64_t out_rows = 0;        // rows of out seen as one matrix (grouped_k: G * M, else rows)
   Major a_major = Major::k;    // k: K contiguous; mn: the rows (M) contiguous

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -104,6 +105,15 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
     return unsupported("B: sm90 kernels need A and B of one dtype; got " + std::string(name(p.a->dtype)) + " and " +
                        std::string(name(p.b->dtype)));
   GEMMOPS_ASSIGN_OR_RETURN(const CUtensorMapDataType type, tma_type(p.a->dtype, "A"));
+  // A gathered operand's source rows are copied 16 bytes at a time by cp.async (gather_a.cuh,
+  // gather_k.cuh): its data must start on a 16-byte boundary (the strides are checked with the plan).
+  auto aligned = [](const TensorDesc& t, const char* role) {
+    if (t.numel() == 0 || reinterpret_cast<uintptr_t>(t.data) % 16 == 0) return Status::ok();
+    return unsupported(std::string(role) + ": sm90 kernels copy a gathered operand 16 bytes at a time: its data "
+                       "must be 16-byte aligned; got " + t.describe());
+  };
+  if (c.gather_a) GEMMOPS_TRY(aligned(*p.a, "A"));
+  if (c.gather_b) GEMMOPS_TRY(aligned(*p.b, "B"));
   if (c.gather_a) {  // A's rows copied through the index (kernels/sm90/gather_a.cuh): no tensor map
     params.mainloop.a = map_address(*p.a, p);
     params.mainloop.a_row_stride = p.a_stride;
@@ -119,7 +129,11 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
                                                                CU_TENSOR_MAP_SWIZZLE_128B));
     store_map(m, &params.mainloop.map_a);
   }
-  {  // B as (G, K, N): K-major boxes are (TILE_K, TILE_N, 1); N-major boxes one 64-wide N atom.
+  if (c.gather_b) {  // B's k-rows copied through the index (kernels/sm90/gather_k.cuh): no tensor map
+    params.mainloop.b = map_address(*p.b, p);
+    params.mainloop.b_row_stride = p.b_k_stride;
+    params.mainloop.b_row_index = p.b_row_index;
+  } else {  // B as (G, K, N): K-major boxes are (TILE_K, TILE_N, 1); N-major boxes one 64-wide N atom.
     // The K-grouped form's B is one (K, N) matrix: G = 1.
     const int64_t b_groups = map_extent(*p.b, p.kind == OperationKind::grouped_k ? 1 : p.groups);
     const int64_t b_k = map_extent(*p.b, p.k), b_n = map_extent(*p.b, p.n);

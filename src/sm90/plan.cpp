@@ -25,9 +25,11 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
   }
   // The op is part of the kernel (one artifact per op).
   config_ = make_kernel_config(design, ab, out, problem_.a_major, problem_.b_major,
-                               problem_.kind == OperationKind::grouped_k, kernel_op(ops), problem_.gather_a);
-  if (problem_.gather_a) {
-    if (const std::string why = gather_a_refusal(config_); !why.empty()) {
+                               problem_.kind == OperationKind::grouped_k, kernel_op(ops), problem_.gather_a,
+                               problem_.gather_b);
+  if (problem_.gather_a || problem_.gather_b) {
+    const bool k_grouped = problem_.kind == OperationKind::grouped_k;
+    if (const std::string why = k_grouped ? gather_k_refusal(config_) : gather_a_refusal(config_); !why.empty()) {
       status_ = unsupported(why);
       return;
     }
@@ -48,7 +50,7 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
   // The plan outlives the arguments it was made from: nothing may point into them.
   problem_.a = problem_.b = problem_.out = nullptr;
   problem_.offsets = nullptr;
-  problem_.a_row_index = nullptr;
+  problem_.a_row_index = problem_.b_row_index = nullptr;
   problem_.bias = nullptr;
   problem_.row_scale = nullptr;
   problem_.pre_activation = problem_.scaled_activation = nullptr;
@@ -71,6 +73,8 @@ KernelProblem Sm90Plan::bind(const Arguments& args) const {
   if (const auto* g = std::get_if<GroupedGemmArguments>(&args)) {
     p.offsets = static_cast<const int32_t*>(g->offsets.data);
     if (g->a_row_index) p.a_row_index = static_cast<const int32_t*>(g->a_row_index->data);
+    if (g->a_k_index) p.a_row_index = static_cast<const int32_t*>(g->a_k_index->data);
+    if (g->b_k_index) p.b_row_index = static_cast<const int32_t*>(g->b_k_index->data);
   }
   bind_epilogue(epilogue_ops(args), &p);
   return p;

@@ -84,3 +84,53 @@ def test_a_row_index_out_of_range_is_refused_naming_the_operand():
     with pytest.raises(ValueError, match="a_row_index"):
         ops.GroupedGemmArguments(A, B, out, accumulator_type="float32", offsets=np.array([2], np.int32),
                                  a_row_index=np.array([0, 4], np.int32))
+
+
+@pytest.mark.parametrize("gathered", ["a", "b", "both"])
+def test_k_grouped_operands_gathered_along_k_read_their_k_rows_through_the_index(gathered):
+    # The MoE's weight gradients: dW1 = x[tok]^T dh (A gathered), dW2 = a'^T dout[tok] (B gathered).
+    rng = np.random.default_rng(3)
+    M, N, rows, total_k = 4, 3, 6, 12
+    ends = np.array([5, 5, 10], dtype=np.int32)  # group 1 empty; k 10 and 11 past the last group
+    index = rng.integers(0, rows, total_k).astype(np.int32)
+    index[10:] = 1000  # never read
+    gather_a, gather_b = gathered in ("a", "both"), gathered in ("b", "both")
+    x = rng.standard_normal((rows if gather_a else total_k, M), dtype=np.float32)
+    B = rng.standard_normal((rows if gather_b else total_k, N), dtype=np.float32)
+    out = np.full((3, M, N), np.nan, dtype=np.float32)
+    args = ops.GroupedGemmArguments(x.T, B, out, accumulator_type="float32", offsets=ends,
+                                    a_k_index=index if gather_a else None, b_k_index=index if gather_b else None)
+    assert args.problem_shape["kind"] == "grouped_gemm_k"
+    run(args)
+    for g, (start, end) in enumerate([(0, 5), (5, 5), (5, 10)]):
+        ks = index[start:end]
+        a = x[ks].T if gather_a else x[start:end].T
+        b = B[ks] if gather_b else B[start:end]
+        np.testing.assert_allclose(out[g], a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_k_index_out_of_range_is_refused_naming_the_operand():
+    A = np.zeros((2, 4), np.float32)
+    B = np.zeros((3, 2), np.float32)
+    out = np.zeros((1, 2, 2), np.float32)
+    with pytest.raises(ValueError, match=r"a_k_index: values must be columns of A, in \[0, 4\)"):
+        ops.GroupedGemmArguments(A, B, out, accumulator_type="float32", offsets=np.array([3], np.int32),
+                                 a_k_index=np.array([0, 4, 1], np.int32))
+
+
+def test_a_plan_takes_each_calls_k_index_and_refuses_a_call_without_it():
+    rng = np.random.default_rng(4)
+    M, N, rows, total_k = 4, 3, 8, 8  # as many tokens as pairs: a call without the index has the same layouts
+    ends = np.array([3, 8], dtype=np.int32)
+    dout = rng.standard_normal((rows, N), dtype=np.float32)
+    a = rng.standard_normal((total_k, M), dtype=np.float32)
+    out = np.full((2, M, N), np.nan, dtype=np.float32)
+    first = rng.integers(0, rows, total_k).astype(np.int32)
+    plan = ops.make_plan(ops.GroupedGemmArguments(a.T, dout, out, accumulator_type="float32", offsets=ends,
+                                                  b_k_index=first))
+    later = rng.integers(0, rows, total_k).astype(np.int32)
+    plan.run(ops.GroupedGemmArguments(a.T, dout, out, accumulator_type="float32", offsets=ends, b_k_index=later))
+    for g, (start, end) in enumerate([(0, 3), (3, 8)]):
+        np.testing.assert_allclose(out[g], a[start:end].T @ dout[later[start:end]], rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="b_k_index: must be given exactly when the plan's arguments gave it"):
+        plan.run(ops.GroupedGemmArguments(a.T, dout, out, accumulator_type="float32", offsets=ends))

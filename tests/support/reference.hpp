@@ -60,6 +60,18 @@ inline std::vector<double> read_gathered_rows(const TensorDesc& a, const TensorD
   return m;
 }
 
+/// Columns index[c0 .. c0 + cols) of `a` (rows x its columns), as a (rows, cols) row-major matrix.
+inline std::vector<double> read_gathered_columns(const TensorDesc& a, const TensorDesc& index, int64_t c0,
+                                                 int64_t cols, int64_t rows) {
+  std::vector<double> m(static_cast<size_t>(rows * cols));
+  for (int64_t c = 0; c < cols; ++c) {
+    const auto col = static_cast<int64_t>(read_logical(index, c0 + c));
+    const std::vector<double> one = read_matrix(a, col * a.strides[1], rows, 1, a.strides[0], a.strides[1]);
+    for (int64_t r = 0; r < rows; ++r) m[static_cast<size_t>(r * cols + c)] = one[static_cast<size_t>(r)];
+  }
+  return m;
+}
+
 inline int32_t read_offset(const TensorDesc& offsets, int64_t g) {
   return static_cast<int32_t>(read_logical(offsets, g));
 }
@@ -142,11 +154,13 @@ inline Reference reference_result(const Arguments& args) {
         for (int64_t c = start; c < N; ++c) ref.written[static_cast<size_t>(r * N + c)] = 0;
     return ref;
   }
-  const int64_t M = A.size(0), N = B.size(1);  // K-grouped
+  const int64_t M = A.size(0), N = B.size(1);  // K-grouped (A's columns, B's rows gathered through the K indices)
   for (int64_t i = 0; i < G; ++i) {
     const int64_t end = detail::read_offset(g.offsets, i);
-    auto a = read_matrix(A, start * A.strides[1], M, end - start, A.strides[0], A.strides[1]);
-    auto b = read_matrix(B, start * B.strides[0], end - start, N, B.strides[0], B.strides[1]);
+    auto a = g.a_k_index ? detail::read_gathered_columns(A, *g.a_k_index, start, end - start, M)
+                         : read_matrix(A, start * A.strides[1], M, end - start, A.strides[0], A.strides[1]);
+    auto b = g.b_k_index ? detail::read_gathered_rows(B, *g.b_k_index, start, end - start, N)
+                         : read_matrix(B, start * B.strides[0], end - start, N, B.strides[0], B.strides[1]);
     detail::multiply_into(ref.values, i * M, a, b, M, N, end - start);
     start = end;
   }
