@@ -104,8 +104,12 @@ TEST(Sm90GatherKSupport, every_k_grouped_design_gathers_a_and_designs_without_a_
     const std::string why_a = sm90::gather_k_refusal(c), why_b = sm90::gather_k_refusal(gathered_k(d, Gathered::b));
     EXPECT_EQ(why_a.empty(), !c.wide_accumulators()) << d.design.to_string() << ": " << why_a;
     EXPECT_EQ(why_b.empty(), !c.wide_accumulators() && c.cluster_m == 1) << d.design.to_string() << ": " << why_b;
-    if (!why_a.empty()) EXPECT_EQ(why_a.rfind("a_k_index: ", 0), 0u) << why_a;
-    if (!why_b.empty()) EXPECT_EQ(why_b.rfind("b_k_index: ", 0), 0u) << why_b;
+    if (!why_a.empty()) {
+      EXPECT_EQ(why_a.rfind("a_k_index: ", 0), 0u) << why_a;
+    }
+    if (!why_b.empty()) {
+      EXPECT_EQ(why_b.rfind("b_k_index: ", 0), 0u) << why_b;
+    }
     a += why_a.empty();
     b += why_b.empty();
   }
