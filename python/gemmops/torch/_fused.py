@@ -137,3 +137,24 @@ def grouped_mm_dgated(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, h: t
     if dh.numel() and not _run_planned(key, args, a.get_device()):
         return None
     return dh, scaled, partials.sum(dim=1)
+
+
+def grouped_mm_k_gathered(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor,
+                          a_k_index: Optional[torch.Tensor] = None,
+                          b_k_index: Optional[torch.Tensor] = None) -> Optional[torch.Tensor]:
+    """The K-grouped product with operands read through an index along K (the MoE weight gradients):
+    out[g] = A'[:, ks of g] @ B'[ks of g, :], where A'[:, k] = a[:, a_k_index[k]] (a (M, Rows), e.g.
+    x.t()) and B'[k, :] = b[b_k_index[k], :] (b (Rows, N)), each as given where its index is None;
+    ks past offs[-1] are not read, a group without ks gets zeros. (G, M, N) in a's dtype, or None
+    when no operator serves it here. No autograd."""
+    out = torch.empty((offs.shape[0], a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
+    try:
+        args = _core.GroupedGemmArguments(a, b, out, accumulator_type="float32", offsets=offs,
+                                          a_k_index=a_k_index, b_k_index=b_k_index)
+    except (ValueError, TypeError):
+        return None
+    key = ("k_gathered", _layout(a), _layout(b), _layout(offs), _layout(out), _layout(a_k_index),
+           _layout(b_k_index), a.get_device())
+    if out.numel() and not _run_planned(key, args, a.get_device()):
+        return None
+    return out

@@ -16,7 +16,8 @@ epilogue storing the pre-activation h (kept for backward) and the activation a; 
 projection; each token's k rows weighted by its scores and summed in choice order by the
 gather-reduce kernel (deterministic, no atomics). Backward: the down projection's data gradient
 reading dout's rows through the index, its epilogue writing dh, s act(h) and the score gradient's
-partials; both weight gradients (K-grouped); the up projection's data gradient; the gather-reduce
+partials; both weight gradients (K-grouped, reading x's and dout's token rows through the index);
+the up projection's data gradient; the gather-reduce
 of each token's rows. Nothing is recomputed. Where no operator serves a fused piece (a dtype or
 device without one, or a piece not yet offered) the same step runs on gathered copies and torch ops.
 Forward without gradients stores no h.
@@ -29,7 +30,8 @@ import torch.nn.functional as F
 
 from . import grouped_mm
 from ._combine import combine, pair_rows
-from ._fused import grouped_mm_dgated, grouped_mm_epilogue, grouped_mm_with_pre_activation
+from ._fused import (grouped_mm_dgated, grouped_mm_epilogue, grouped_mm_k_gathered,
+                     grouped_mm_with_pre_activation)
 
 __all__ = ["ACTIVATIONS", "apply_activation", "moe_experts", "route"]
 
@@ -137,11 +139,14 @@ def backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, we
     tokens, k = pair.shape
     dout = dout.to(x.dtype).contiguous()
     dh, a_scaled, ds = _down_dgrad(dout, rows, w_down, offsets, h, scores, activation, gate_layout)
-    gathered = rows.long()
-    # The weight gradients: K-grouped over each expert's pairs (the rows of x and dout gathered
-    # by copy until the K-grouped form reads them through the index).
-    d_w_down = grouped_mm(a_scaled.t(), dout[gathered], offsets)  # (E, I, H)
-    d_w_gate_up = grouped_mm(x[gathered].t(), dh, offsets)        # (E, H, N_up)
+    # The weight gradients: K-grouped over each expert's pairs, reading dout's and x's token rows
+    # through the index where an operator serves that, else from gathered copies.
+    d_w_down = grouped_mm_k_gathered(a_scaled.t(), dout, offsets, b_k_index=rows)  # (E, I, H)
+    if d_w_down is None:
+        d_w_down = grouped_mm(a_scaled.t(), dout[rows.long()], offsets)
+    d_w_gate_up = grouped_mm_k_gathered(x.t(), dh, offsets, a_k_index=rows)  # (E, H, N_up)
+    if d_w_gate_up is None:
+        d_w_gate_up = grouped_mm(x[rows.long()].t(), dh, offsets)
     dxs = grouped_mm(dh, w_gate_up.transpose(-2, -1), offsets)     # (S, H)
     dx = combine(dxs, pair, row_limit=_row_limit(offsets))
     # ds is 0 on rows past offsets[-1] (the zero tail): sentinel choices get zero gradients.
