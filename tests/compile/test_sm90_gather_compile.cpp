@@ -16,6 +16,7 @@
 #include "sm90/designs.hpp"
 #include "sm90/kernel_compile.hpp"
 #include "sm90/kernel_config.hpp"
+#include "support/ptxas_log.hpp"
 #include "support/scoped_env.hpp"
 #include "support/sm90_operators.hpp"
 
@@ -23,6 +24,8 @@ namespace gemmops {
 namespace {
 
 using sm90::Sm90Design;
+using testing::count;
+using testing::ptxas_usage;
 
 /// One gathered kernel: a design and B's major (bf16 in and out).
 struct GatherCase {
@@ -40,9 +43,7 @@ std::vector<GatherCase> cases() {
   for (const Sm90Design& d : sm90::sm90_designs()) {
     if (!sm90::gather_a_refusal(gathered(d, Major::k)).empty()) continue;
     for (Major b : {Major::k, Major::mn}) {
-      std::string label = d.design.to_string() + (b == Major::mn ? "_bn" : "");
-      for (char& c : label)
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      const std::string label = testing::test_label(d.design.to_string() + (b == Major::mn ? "_bn" : ""));
       out.push_back({&d, b, label});
     }
   }
@@ -50,20 +51,6 @@ std::vector<GatherCase> cases() {
 }
 
 void PrintTo(const GatherCase& c, std::ostream* os) { *os << c.label; }
-
-// "ptxas info    : Used 168 registers, ..." for the log of a -v compile.
-std::string ptxas_usage(const std::string& log) {
-  std::string lines;
-  for (std::size_t at = log.find("Used "); at != std::string::npos; at = log.find("Used ", at + 1))
-    lines += log.substr(at, log.find('\n', at) - at) + "; ";
-  return lines;
-}
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 class Sm90GatherCompile : public ::testing::TestWithParam<GatherCase> {};
 

@@ -17,6 +17,7 @@
 #include "sm90/designs.hpp"
 #include "sm90/kernel_compile.hpp"
 #include "sm90/kernel_config.hpp"
+#include "support/ptxas_log.hpp"
 #include "support/scoped_env.hpp"
 #include "support/sm90_operators.hpp"
 
@@ -24,6 +25,8 @@ namespace gemmops {
 namespace {
 
 using sm90::Sm90Design;
+using testing::count;
+using testing::ptxas_usage;
 
 /// Which operands a case gathers: A (the MoE's dW1: x's token rows), B (dW2: dout's), or both.
 enum class Gathered { a, b, both };
@@ -45,9 +48,7 @@ std::vector<GatherKCase> cases() {
   for (const Sm90Design& d : sm90::sm90_designs()) {
     for (Gathered g : {Gathered::a, Gathered::b, Gathered::both}) {
       if (!sm90::gather_k_refusal(gathered_k(d, g)).empty()) continue;
-      std::string label = d.design.to_string() + (g == Gathered::a ? "_a" : g == Gathered::b ? "_b" : "_ab");
-      for (char& c : label)
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      const std::string label = testing::test_label(d.design.to_string() + (g == Gathered::a ? "_a" : g == Gathered::b ? "_b" : "_ab"));
       out.push_back({&d, g, label});
     }
   }
@@ -55,20 +56,6 @@ std::vector<GatherKCase> cases() {
 }
 
 void PrintTo(const GatherKCase& c, std::ostream* os) { *os << c.label; }
-
-// "ptxas info    : Used 168 registers, ..." for the log of a -v compile.
-std::string ptxas_usage(const std::string& log) {
-  std::string lines;
-  for (std::size_t at = log.find("Used "); at != std::string::npos; at = log.find("Used ", at + 1))
-    lines += log.substr(at, log.find('\n', at) - at) + "; ";
-  return lines;
-}
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 class Sm90GatherKCompile : public ::testing::TestWithParam<GatherKCase> {};
 
