@@ -16,22 +16,6 @@
 namespace gemmops::testing {
 namespace {
 
-/// A device copy of a host tensor's whole storage, described with the host's strides.
-struct DeviceCopy {
-  DeviceBuffer buffer;
-  TensorDesc desc;
-};
-
-Result<DeviceCopy> upload(const HostTensor& h) {
-  DeviceCopy d;
-  GEMMOPS_ASSIGN_OR_RETURN(d.buffer, DeviceBuffer::allocate(std::max<std::size_t>(h.storage.size(), 16)));
-  GEMMOPS_TRY(d.buffer.copy_from_host(h.storage.data(), h.storage.size()));
-  d.desc = h.desc;
-  d.desc.device = Device::cuda(0);
-  d.desc.data = d.buffer.data();
-  return d;
-}
-
 /// out as the device leaves it, poisoned first.
 HostTensor run_on_device(GatherReduceProblem& p) {
   HostTensor got = p.out;
@@ -39,13 +23,13 @@ HostTensor run_on_device(GatherReduceProblem& p) {
        out = upload(p.out);
   EXPECT_TRUE(rows && pair && scores && limit && out);
   if (!(rows && pair && scores && limit && out)) return got;
-  GatherReduceArguments a{rows->desc, pair->desc, std::nullopt, std::nullopt, out->desc};
-  if (p.spec.scores) a.scores = scores->desc;
-  if (p.spec.row_limit >= 0) a.row_limit = limit->desc;
+  GatherReduceArguments a{on(p.rows, *rows), on(p.pair_rows, *pair), std::nullopt, std::nullopt, on(p.out, *out)};
+  if (p.spec.scores) a.scores = on(p.scores, *scores);
+  if (p.spec.row_limit >= 0) a.row_limit = on(p.row_limit, *limit);
   const Status s = gather_reduce(a);
   EXPECT_TRUE(s) << s.to_string();
   EXPECT_TRUE(synchronize());
-  EXPECT_TRUE(out->buffer.copy_to_host(got.storage.data(), got.storage.size()));
+  EXPECT_TRUE(out->copy_to_host(got.storage.data(), got.storage.size()));
   return got;
 }
 

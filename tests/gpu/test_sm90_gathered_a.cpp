@@ -71,19 +71,6 @@ GatherProblem make_gather(const OperatorMetadata& m, int64_t rows, int64_t total
   return p;
 }
 
-Result<DeviceBuffer> upload(const HostTensor& t) {
-  GEMMOPS_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::allocate(t.storage.size()));
-  GEMMOPS_TRY(b.copy_from_host(t.storage.data(), t.storage.size()));
-  return b;
-}
-
-TensorDesc on(const HostTensor& t, const DeviceBuffer& b) {
-  TensorDesc d = t.desc;
-  d.device = Device::cuda(0);
-  d.data = b.data();
-  return d;
-}
-
 void expect_matches_reference(const Operator& op, const GatherProblem& p) {
   auto A = upload(p.A), B = upload(p.B), out = upload(p.out), offsets = upload(p.offsets), index = upload(p.index);
   ASSERT_TRUE(A && B && out && offsets && index);

@@ -78,4 +78,19 @@ struct DeviceProblem {
   }
 };
 
+/// A device copy of a host tensor's whole storage (poison and padding included).
+inline Result<DeviceBuffer> upload(const HostTensor& t) {
+  GEMMOPS_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::allocate(t.storage.size()));
+  GEMMOPS_TRY(b.copy_from_host(t.storage.data(), t.storage.size()));
+  return b;
+}
+
+/// `t`'s description pointing at its device copy `b` (device 0, the host strides).
+inline TensorDesc on(const HostTensor& t, const DeviceBuffer& b) {
+  TensorDesc d = t.desc;
+  d.device = Device::cuda(0);
+  d.data = b.data();
+  return d;
+}
+
 }  // namespace gemmops::testing
