@@ -23,6 +23,12 @@ Status validate_input_dtype(const TensorDesc& t, std::string_view role);
 Status validate_out_dtype(const TensorDesc& out);
 /// All of the layout rules above (stride count, sizes, strides, span) for any operand.
 Status validate_layout(const TensorDesc& t, std::string_view role);
+/// Element i of a contiguous host int32 tensor (offsets, an index), with no alignment assumed.
+int32_t host_i32(const TensorDesc& t, int64_t i);
+/// An index vector read by kernels: int32 with shape `dims` = (want,) (want < 0: any length; the
+/// message says `want_is`), its layout, contiguous, on `operand`'s device.
+Status validate_index_vector(const TensorDesc& idx, const TensorDesc& operand, std::string_view role,
+                             std::string_view dims, int64_t want, std::string_view want_is);
 
 // --- rules every operation shares (validate_common.cpp) ---
 Status validate_ab_dtypes(const TensorDesc& a, const TensorDesc& b);

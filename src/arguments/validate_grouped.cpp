@@ -1,6 +1,5 @@
 // src/arguments/validate_grouped.cpp: M-, K- and N-grouped GEMM rules, and the offsets operand
 // SPDX-License-Identifier: Apache-2.0
-#include <cstring>
 #include <string>
 
 #include "arguments/rules.hpp"
@@ -80,11 +79,9 @@ Status validate_offsets_contiguous(const TensorDesc& off) {
 // Values are only visible on the host; device offsets are the kernel's to trust.
 Status validate_offsets_values(const TensorDesc& off, int64_t total, std::string_view total_name) {
   if (off.device.is_cuda() || off.data == nullptr) return Status::ok();
-  const auto* bytes = static_cast<const unsigned char*>(off.data);
   int32_t prev = 0;
   for (int64_t i = 0; i < off.shape[0]; ++i) {
-    int32_t v = 0;
-    std::memcpy(&v, bytes + i * int64_t{4}, sizeof v);  // no alignment assumed of the caller's pointer
+    const int32_t v = host_i32(off, i);
     const std::string at = "offsets[" + std::to_string(i) + "] = " + std::to_string(v);
     if (v < 0) return invalid_argument("offsets: must be non-negative; got " + at);
     if (v < prev) {
@@ -104,10 +101,8 @@ Status validate_offsets_values(const TensorDesc& off, int64_t total, std::string
 // Masked counts: each in [0, MaxM] (host values only, as above).
 Status validate_counts_values(const TensorDesc& off, int64_t max_m) {
   if (off.device.is_cuda() || off.data == nullptr) return Status::ok();
-  const auto* bytes = static_cast<const unsigned char*>(off.data);
   for (int64_t i = 0; i < off.shape[0]; ++i) {
-    int32_t v = 0;
-    std::memcpy(&v, bytes + i * int64_t{4}, sizeof v);
+    const int32_t v = host_i32(off, i);
     if (v < 0 || v > max_m) {
       return invalid_argument("offsets: the masked form's row counts must be in [0, MaxM] = [0, " +
                               std::to_string(max_m) + "]; got offsets[" + std::to_string(i) + "] = " +
@@ -121,11 +116,9 @@ Status validate_counts_values(const TensorDesc& off, int64_t max_m) {
 // empty group written without its padding); host values only.
 Status validate_aligned_ends(const TensorDesc& off, int64_t alignment) {
   if (alignment == 1 || off.device.is_cuda() || off.data == nullptr) return Status::ok();
-  const auto* bytes = static_cast<const unsigned char*>(off.data);
   int64_t prev = 0;
   for (int64_t i = 0; i < off.shape[0]; ++i) {
-    int32_t v = 0;
-    std::memcpy(&v, bytes + i * int64_t{4}, sizeof v);
+    const int32_t v = host_i32(off, i);
     const int64_t start = (prev + alignment - 1) / alignment * alignment;
     if (v < start && v != prev) {
       return invalid_argument("offsets: with group_alignment " + std::to_string(alignment) +

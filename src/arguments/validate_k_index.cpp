@@ -2,7 +2,6 @@
 // a_k_index, b_k_index)
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 #include "arguments/rules.hpp"
@@ -11,12 +10,6 @@ namespace gemmops::detail {
 
 namespace {
 
-int32_t read_i32(const TensorDesc& t, int64_t i) {
-  int32_t v = 0;
-  std::memcpy(&v, static_cast<const unsigned char*>(t.data) + i * int64_t{4}, sizeof v);  // no alignment assumed
-  return v;
-}
-
 // Host values only (device indices are the kernel's to trust), and only the entries a group reads
 // (those at or past offsets[G-1] never are), once the offsets are known valid.
 Status validate_k_index_values(const GroupedGemmArguments& g, const TensorDesc& idx, std::string_view role,
@@ -24,30 +17,16 @@ Status validate_k_index_values(const GroupedGemmArguments& g, const TensorDesc& 
   if (idx.device.is_cuda() || idx.data == nullptr || g.offsets.data == nullptr || g.offsets.device.is_cuda())
     return Status::ok();
   int64_t end = 0;
-  for (int64_t i = 0; i < g.offsets.shape[0]; ++i) end = std::max<int64_t>(end, read_i32(g.offsets, i));
+  for (int64_t i = 0; i < g.offsets.shape[0]; ++i) end = std::max<int64_t>(end, host_i32(g.offsets, i));
   end = std::min<int64_t>(end, idx.shape[0]);
   for (int64_t k = 0; k < end; ++k) {
-    const int32_t v = read_i32(idx, k);
+    const int32_t v = host_i32(idx, k);
     if (v < 0 || v >= rows)
       return invalid_argument(std::string(role) + ": values must be " + std::string(source) + ", in [0, " +
                               std::to_string(rows) + "); got " + std::string(role) + "[" + std::to_string(k) +
                               "] = " + std::to_string(v));
   }
   return Status::ok();
-}
-
-// The rules one index shares with the other: int32 (TotalK,), contiguous, on its operand's device.
-Status validate_k_index(const TensorDesc& idx, const TensorDesc& operand, std::string_view role, int64_t total) {
-  if (idx.dtype != DType::i32 || idx.rank() != 1 || (total >= 0 && idx.shape[0] != total))
-    return invalid_argument(std::string(role) + ": must be int32 with shape (TotalK,)" +
-                            (total >= 0 ? " = (" + std::to_string(total) + ",), the other operand's K" : "") +
-                            "; got " + std::string(name(idx.dtype)) + " with shape " + idx.shape_string());
-  GEMMOPS_TRY(validate_layout(idx, role));
-  // Kernels read idx[k] directly; a strided view would need a copy the caller can make.
-  if (idx.shape[0] > 1 && idx.strides[0] != 1)
-    return invalid_argument(std::string(role) + ": must be contiguous (stride 1); got strides (" +
-                            std::to_string(idx.strides[0]) + ",)");
-  return validate_same_device(operand, idx, role);
 }
 
 }  // namespace
@@ -68,12 +47,13 @@ Status validate_k_indices(const GroupedGemmArguments& g, OperationKind kind) {
   // TotalK: the A index's length, else the B index's; an operand without an index has TotalK along K.
   const int64_t a_k = g.a_k_index ? -1 : g.A.size(1), b_k = g.b_k_index ? -1 : g.B.size(0);
   if (g.a_k_index) {
-    GEMMOPS_TRY(validate_k_index(*g.a_k_index, g.A, "a_k_index", b_k));
+    GEMMOPS_TRY(validate_index_vector(*g.a_k_index, g.A, "a_k_index", "(TotalK,)", b_k, "the other operand's K"));
     if (g.a_scales)
       return invalid_argument("a_k_index: a gathered A takes no a_scales (they would need the same gather); got both");
   }
   if (g.b_k_index) {
-    GEMMOPS_TRY(validate_k_index(*g.b_k_index, g.B, "b_k_index", g.a_k_index ? g.a_k_index->shape[0] : a_k));
+    GEMMOPS_TRY(validate_index_vector(*g.b_k_index, g.B, "b_k_index", "(TotalK,)",
+                                      g.a_k_index ? g.a_k_index->shape[0] : a_k, "the other operand's K"));
     if (g.b_scales)
       return invalid_argument("b_k_index: a gathered B takes no b_scales (they would need the same gather); got both");
   }

@@ -1,7 +1,6 @@
 // src/arguments/validate_row_index.cpp: the gathered A's row index (GroupedGemmArguments::a_row_index)
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 #include "arguments/rules.hpp"
@@ -9,12 +8,6 @@
 namespace gemmops::detail {
 
 namespace {
-
-int32_t read_i32(const TensorDesc& t, int64_t i) {
-  int32_t v = 0;
-  std::memcpy(&v, static_cast<const unsigned char*>(t.data) + i * int64_t{4}, sizeof v);  // no alignment assumed
-  return v;
-}
 
 // Host values only (device indices are the kernel's to trust), and only the entries a group reads:
 // rows at or past offsets[G-1] and the padding before an aligned group are never read.
@@ -25,9 +18,9 @@ Status validate_row_index_values(const GroupedGemmArguments& g, int64_t a_rows) 
   int64_t start = 0;
   for (int64_t i = 0; i < g.offsets.shape[0]; ++i) {
     start = (start + align - 1) / align * align;
-    const int64_t end = std::min<int64_t>(read_i32(g.offsets, i), total);
+    const int64_t end = std::min<int64_t>(host_i32(g.offsets, i), total);
     for (int64_t r = start; r < end; ++r) {
-      const int32_t v = read_i32(idx, r);
+      const int32_t v = host_i32(idx, r);
       if (v < 0 || v >= a_rows)
         return invalid_argument("a_row_index: values must be rows of A, in [0, " + std::to_string(a_rows) +
                                 "); got a_row_index[" + std::to_string(r) + "] = " + std::to_string(v));
@@ -45,17 +38,7 @@ Status validate_a_row_index(const GroupedGemmArguments& g, OperationKind kind) {
   if (kind != OperationKind::grouped_m)
     return invalid_argument("a_row_index: only the M-grouped form (2/3/2) gathers A's rows; got it for " +
                             std::string(name(kind)));
-  const int64_t total_m = g.out.size(0);
-  if (idx.dtype != DType::i32 || idx.rank() != 1 || idx.shape[0] != total_m)
-    return invalid_argument("a_row_index: must be int32 with shape (TotalM,) = (" + std::to_string(total_m) +
-                            ",), out's rows; got " + std::string(name(idx.dtype)) + " with shape " +
-                            idx.shape_string());
-  GEMMOPS_TRY(validate_layout(idx, "a_row_index"));
-  // Kernels read a_row_index[r] directly; a strided view would need a copy the caller can make.
-  if (idx.shape[0] > 1 && idx.strides[0] != 1)
-    return invalid_argument("a_row_index: must be contiguous (stride 1); got strides (" +
-                            std::to_string(idx.strides[0]) + ",)");
-  GEMMOPS_TRY(validate_same_device(g.A, idx, "a_row_index"));
+  GEMMOPS_TRY(validate_index_vector(idx, g.A, "a_row_index", "(TotalM,)", g.out.size(0), "out's rows"));
   // An fp8 A's scales describe A's own rows (or blocks of them), not the product's.
   if (g.a_scales)
     return invalid_argument("a_row_index: a gathered A takes no a_scales (they would need the same gather); got both");

@@ -1,5 +1,6 @@
 // src/arguments/validate_tensor.cpp: rules on one operand: rank, sizes, strides, byte span, dtype
 // SPDX-License-Identifier: Apache-2.0
+#include <cstring>
 #include <string>
 
 #include "arguments/rules.hpp"
@@ -90,6 +91,26 @@ Status validate_layout(const TensorDesc& t, std::string_view role) {
   GEMMOPS_TRY(validate_sizes_non_negative(t, role));
   GEMMOPS_TRY(validate_strides_non_negative(t, role));
   return validate_span_fits(t, role);
+}
+
+int32_t host_i32(const TensorDesc& t, int64_t i) {
+  int32_t v = 0;
+  std::memcpy(&v, static_cast<const unsigned char*>(t.data) + i * int64_t{4}, sizeof v);  // no alignment assumed
+  return v;
+}
+
+Status validate_index_vector(const TensorDesc& idx, const TensorDesc& operand, std::string_view role,
+                             std::string_view dims, int64_t want, std::string_view want_is) {
+  if (idx.dtype != DType::i32 || idx.rank() != 1 || (want >= 0 && idx.shape[0] != want))
+    return invalid_argument(std::string(role) + ": must be int32 with shape " + std::string(dims) +
+                            (want >= 0 ? " = (" + std::to_string(want) + ",), " + std::string(want_is) : "") +
+                            "; got " + std::string(name(idx.dtype)) + " with shape " + idx.shape_string());
+  GEMMOPS_TRY(validate_layout(idx, role));
+  // Kernels read idx[i] directly; a strided view would need a copy the caller can make.
+  if (idx.shape[0] > 1 && idx.strides[0] != 1)
+    return invalid_argument(std::string(role) + ": must be contiguous (stride 1); got strides (" +
+                            std::to_string(idx.strides[0]) + ",)");
+  return validate_same_device(operand, idx, role);
 }
 
 }  // namespace gemmops::detail
