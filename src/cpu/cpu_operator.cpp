@@ -15,8 +15,7 @@
 #include "cpu/activation_grad.hpp"
 #include "cpu/epilogue.hpp"
 #include "cpu/dequantize.hpp"
-#include "cpu/gather_k.hpp"
-#include "cpu/gather_rows.hpp"
+#include "cpu/gather_operands.hpp"
 
 namespace gemmops::cpu {
 namespace {
@@ -267,8 +266,8 @@ OperatorMetadata CpuOperator::make_metadata(OperationKind kind) {
   c.a_b_same_dtype = false;  // e4m3 x e5m2 is allowed; validate() refuses the non-fp8 mixes
   c.device = Device::Kind::cpu;
   c.aligned_groups = true;
-  c.a_row_index = true;  // gathered into a copy of A first (gather_rows.hpp)
-  c.a_k_index = c.b_k_index = true;  // likewise along K (gather_k.hpp)
+  c.a_row_index = true;  // gathered into a copy of A first (gather_operands.hpp)
+  c.a_k_index = c.b_k_index = true;  // likewise along K
   c.epilogue = EpilogueSupport::all();  // grouped_k and grouped_n take none (validate()), so nothing is served there
   c.scalings = ScalingSupport::all();  // fp8 scales: dequantised to fp32 before the GEMM
   md.design.schedule = Schedule::cpu_blocked;
@@ -283,14 +282,11 @@ Result<Artifact> CpuOperator::do_compile(const Arguments&) const {
 
 Status CpuOperator::do_run(const Arguments& args, const Artifact&, Stream, Workspace) const {
   try {
-    // A gathered A: its rows copied in product order into a buffer `gathered` owns.
-    std::optional<GatheredRows> gathered;
-    if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && g->a_row_index) gathered.emplace(gather_a_rows(*g));
-    // Operands gathered along K: copied likewise.
-    std::optional<GatheredK> gathered_k;
-    if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && (g->a_k_index || g->b_k_index))
-      gathered_k.emplace(gather_k(*g));
-    const Arguments& ungathered = gathered ? gathered->args : gathered_k ? gathered_k->args : args;
+    // Gathered operands: copied in product order into buffers `gathered` owns.
+    std::optional<GatheredOperands> gathered;
+    if (const auto* g = std::get_if<GroupedGemmArguments>(&args); g && has_gathered_operands(*g))
+      gathered.emplace(gather_operands(*g));
+    const Arguments& ungathered = gathered ? gathered->args : args;
     // Scaled fp8 operands: dequantised once into fp32 buffers that `scaled` owns.
     std::optional<DequantizedOperands> scaled;
     if (has_scales(ungathered)) {
