@@ -5,11 +5,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
-#include <cctype>
-#include <cstdlib>
-#include <iostream>
-#include <sstream>
+#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gemmops/gemmops.hpp"
@@ -18,6 +16,7 @@
 #include "sm90/designs.hpp"
 #include "sm90/epilogue_support.hpp"
 #include "sm90/kernel_compile.hpp"
+#include "support/ptxas_log.hpp"
 
 namespace gemmops {
 namespace {
@@ -60,9 +59,7 @@ std::string label(const Sm90Design& d, DType out, const EpilogueOps& ops) {
   if (is_gated(ops.activation)) s += ops.gate_layout == GateLayout::interleaved ? "_interleaved" : "_concatenated";
   if (ops.bias) s += "_bias";
   if (ops.row_scale) s += "_scores";
-  for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return s;
+  return testing::test_label(s);
 }
 
 // Every design that serves them: the backward (swiglu, concatenated, with scores) and the forward
@@ -99,15 +96,6 @@ std::vector<OutputsCase> cases() {
 
 void PrintTo(const OutputsCase& c, std::ostream* os) { *os << c.label; }
 
-// ptxas's "Used N registers" line of the kernel, for the record.
-std::string register_line(const std::string& log) {
-  std::istringstream in(log);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (line.find("registers") != std::string::npos) last = line;
-  return last;
-}
-
 class Sm90EpilogueOutputsCompile : public ::testing::TestWithParam<OutputsCase> {};
 
 TEST_P(Sm90EpilogueOutputsCompile, compiles_spill_free_with_wgmma_asynchronous) {
@@ -120,16 +108,7 @@ TEST_P(Sm90EpilogueOutputsCompile, compiles_spill_free_with_wgmma_asynchronous) 
   EXPECT_NE(req.name_expressions[0].find(c.ops.activation_grad ? ".activation_grad = true" : ".pre_activation = true"),
             std::string::npos)
       << req.name_expressions[0];
-  req.options.push_back("--ptxas-options=-v");  // the register count, reported below
-  auto key = jit::cache_key(req);
-  ASSERT_TRUE(key) << key.status().to_string();
-  auto compiled = jit::compile_uncached(req, *key);
-  ASSERT_TRUE(compiled) << compiled.status().to_string();
-  std::cout << "[ registers ] " << c.label << ": " << register_line(compiled->log) << "\n";
-  EXPECT_EQ(compiled->log.find("wgmma.mma_async instructions are serialized"), std::string::npos) << compiled->log;
-  if (std::getenv("GEMMOPS_KERNEL_WATCHDOG") == nullptr) {
-    EXPECT_EQ(compiled->log.find("spilled"), std::string::npos) << compiled->log;
-  }
+  testing::expect_clean_compile(std::move(req), c.label);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sm90, Sm90EpilogueOutputsCompile, ::testing::ValuesIn(cases()),

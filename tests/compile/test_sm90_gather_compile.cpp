@@ -4,10 +4,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
-#include <cctype>
-#include <cstdlib>
-#include <iostream>
+#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gemmops/gemmops.hpp"
@@ -24,8 +23,7 @@ namespace gemmops {
 namespace {
 
 using sm90::Sm90Design;
-using testing::count;
-using testing::ptxas_usage;
+using testing::expect_clean_compile;
 
 /// One gathered kernel: a design and B's major (bf16 in and out).
 struct GatherCase {
@@ -61,21 +59,7 @@ TEST_P(Sm90GatherCompile, compiles_spill_free_with_wgmma_asynchronous) {
   jit::CompileRequest req = sm90::make_compile_request("sm90_gather_" + c.label, config, Target::sm(90, true));
   ASSERT_EQ(req.name_expressions.size(), 1u);  // no split-K twin with a gathered A
   EXPECT_NE(req.name_expressions[0].find(".gather_a = true"), std::string::npos) << req.name_expressions[0];
-  req.options.push_back("--ptxas-options=-v");  // the register and spill counts, reported below
-  // Uncached: a cubin from the disk cache comes without ptxas's log.
-  auto key = jit::cache_key(req);
-  ASSERT_TRUE(key) << key.status().to_string();
-  auto compiled = jit::compile_uncached(req, *key);
-  ASSERT_TRUE(compiled) << compiled.status().to_string();
-  EXPECT_EQ(compiled->log.find("wgmma.mma_async instructions are serialized"), std::string::npos) << compiled->log;
-  if (std::getenv("GEMMOPS_KERNEL_WATCHDOG") == nullptr) {
-    EXPECT_EQ(compiled->log.find("spilled"), std::string::npos) << compiled->log;
-    // Every function ptxas reports (the kernel) with no spill traffic.
-    EXPECT_EQ(count(compiled->log, " bytes spill stores"), count(compiled->log, ", 0 bytes spill stores, 0 bytes spill loads"))
-        << compiled->log;
-  }
-  RecordProperty("ptxas", ptxas_usage(compiled->log));
-  std::cout << "[ ptxas    ] " << c.label << ": " << ptxas_usage(compiled->log) << "\n";
+  expect_clean_compile(std::move(req), c.label);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sm90, Sm90GatherCompile, ::testing::ValuesIn(cases()),

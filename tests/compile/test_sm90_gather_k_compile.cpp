@@ -5,10 +5,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
-#include <cctype>
-#include <cstdlib>
-#include <iostream>
+#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gemmops/gemmops.hpp"
@@ -25,8 +24,7 @@ namespace gemmops {
 namespace {
 
 using sm90::Sm90Design;
-using testing::count;
-using testing::ptxas_usage;
+using testing::expect_clean_compile;
 
 /// Which operands a case gathers: A (the MoE's dW1: x's token rows), B (dW2: dout's), or both.
 enum class Gathered { a, b, both };
@@ -65,20 +63,7 @@ TEST_P(Sm90GatherKCompile, compiles_spill_free_with_wgmma_asynchronous) {
   const sm90::KernelConfig config = gathered_k(*c.design, c.gathered);
   jit::CompileRequest req = sm90::make_compile_request("sm90_gather_k_" + c.label, config, Target::sm(90, true));
   ASSERT_EQ(req.name_expressions.size(), 1u);  // K-grouped: no split-K twin
-  req.options.push_back("--ptxas-options=-v");  // the register and spill counts, reported below
-  // Uncached: a cubin from the disk cache comes without ptxas's log.
-  auto key = jit::cache_key(req);
-  ASSERT_TRUE(key) << key.status().to_string();
-  auto compiled = jit::compile_uncached(req, *key);
-  ASSERT_TRUE(compiled) << compiled.status().to_string();
-  EXPECT_EQ(compiled->log.find("wgmma.mma_async instructions are serialized"), std::string::npos) << compiled->log;
-  if (std::getenv("GEMMOPS_KERNEL_WATCHDOG") == nullptr) {
-    EXPECT_EQ(compiled->log.find("spilled"), std::string::npos) << compiled->log;
-    EXPECT_EQ(count(compiled->log, " bytes spill stores"), count(compiled->log, ", 0 bytes spill stores, 0 bytes spill loads"))
-        << compiled->log;
-  }
-  RecordProperty("ptxas", ptxas_usage(compiled->log));
-  std::cout << "[ ptxas    ] " << c.label << ": " << ptxas_usage(compiled->log) << "\n";
+  expect_clean_compile(std::move(req), c.label);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sm90, Sm90GatherKCompile, ::testing::ValuesIn(cases()),

@@ -1,10 +1,16 @@
 // tests/support/ptxas_log.hpp: reading a kernel compile's ptxas log in the compile tests (register use,
-// counts of a warning), and test labels made of a design's name
+// spills, wgmma serialisation), and test labels made of a design's name
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cctype>
+#include <cstdlib>
+#include <iostream>
 #include <string>
+
+#include "jit/compile.hpp"
 
 namespace gemmops::testing {
 
@@ -28,6 +34,26 @@ inline std::string test_label(std::string name) {
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return name;
+}
+
+/// Compiles `req` uncached (a cubin from the disk cache comes without ptxas's log) with ptxas's
+/// register and spill report, expects no wgmma serialisation and (outside the watchdog build) no
+/// spill in any function, and records the register use under `label`.
+inline void expect_clean_compile(jit::CompileRequest req, const std::string& label) {
+  req.options.push_back("--ptxas-options=-v");
+  auto key = jit::cache_key(req);
+  ASSERT_TRUE(key) << key.status().to_string();
+  auto compiled = jit::compile_uncached(req, *key);
+  ASSERT_TRUE(compiled) << compiled.status().to_string();
+  EXPECT_EQ(compiled->log.find("wgmma.mma_async instructions are serialized"), std::string::npos) << compiled->log;
+  if (std::getenv("GEMMOPS_KERNEL_WATCHDOG") == nullptr) {
+    EXPECT_EQ(compiled->log.find("spilled"), std::string::npos) << compiled->log;
+    // Every function ptxas reports (the kernel) with no spill traffic.
+    EXPECT_EQ(count(compiled->log, " bytes spill stores"), count(compiled->log, ", 0 bytes spill stores, 0 bytes spill loads"))
+        << compiled->log;
+  }
+  ::testing::Test::RecordProperty("ptxas", ptxas_usage(compiled->log));
+  std::cout << "[ ptxas    ] " << label << ": " << ptxas_usage(compiled->log) << "\n";
 }
 
 }  // namespace gemmops::testing
