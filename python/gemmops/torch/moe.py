@@ -96,15 +96,28 @@ def _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activatio
     return a, None
 
 
-def _down_dgrad(dout, rows, w_down, offsets, h, scores, activation, gate_layout):
+class _GatheredRows:
+    """A tensor's rows gathered by the pairs' token index: copied on first use only, and only once
+    (the fallbacks of several steps may each need the copy)."""
+
+    def __init__(self, t: torch.Tensor, rows: torch.Tensor):
+        self.source, self.rows, self._copy = t, rows, None
+
+    def copy(self) -> torch.Tensor:
+        if self._copy is None:
+            self._copy = self.source[self.rows.long()]
+        return self._copy
+
+
+def _down_dgrad(dout: _GatheredRows, w_down, offsets, h, scores, activation, gate_layout):
     """(dh, s act(h), ds) of the down projection's data gradient (MOE_STEP.md step 4): one kernel
     reading dout's rows through the index where an operator serves that; else the gathered copy,
     then torch's ops for the activation's backward where no operator fuses it."""
     w2t = w_down.transpose(-2, -1)
-    r = grouped_mm_dgated(dout, w2t, offsets, h, scores, activation, gate_layout, a_row_index=rows)
+    r = grouped_mm_dgated(dout.source, w2t, offsets, h, scores, activation, gate_layout, a_row_index=dout.rows)
     if r is not None:
         return r
-    dys = dout[rows.long()]
+    dys = dout.copy()
     r = grouped_mm_dgated(dys, w2t, offsets, h, scores, activation, gate_layout)
     if r is not None:
         return r
@@ -137,13 +150,13 @@ def backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, we
                   gate_layout: str):
     """The backward (MOE_STEP.md steps 4-8): (dx, d_topk_weights, d_w_gate_up, d_w_down)."""
     tokens, k = pair.shape
-    dout = dout.to(x.dtype).contiguous()
-    dh, a_scaled, ds = _down_dgrad(dout, rows, w_down, offsets, h, scores, activation, gate_layout)
+    dout = _GatheredRows(dout.to(x.dtype).contiguous(), rows)
+    dh, a_scaled, ds = _down_dgrad(dout, w_down, offsets, h, scores, activation, gate_layout)
     # The weight gradients: K-grouped over each expert's pairs, reading dout's and x's token rows
     # through the index where an operator serves that, else from gathered copies.
-    d_w_down = grouped_mm_k_gathered(a_scaled.t(), dout, offsets, b_k_index=rows)  # (E, I, H)
+    d_w_down = grouped_mm_k_gathered(a_scaled.t(), dout.source, offsets, b_k_index=rows)  # (E, I, H)
     if d_w_down is None:
-        d_w_down = grouped_mm(a_scaled.t(), dout[rows.long()], offsets)
+        d_w_down = grouped_mm(a_scaled.t(), dout.copy(), offsets)
     d_w_gate_up = grouped_mm_k_gathered(x.t(), dh, offsets, a_k_index=rows)  # (E, H, N_up)
     if d_w_gate_up is None:
         d_w_gate_up = grouped_mm(x[rows.long()].t(), dh, offsets)
