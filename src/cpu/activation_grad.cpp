@@ -5,28 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <vector>
 
-#include "cpu/convert.hpp"
+#include "cpu/element_io.hpp"
 
 namespace gemmops::cpu {
 namespace {
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
-float load(const std::byte* p, DType dtype, int64_t j) {
-  uint16_t h = 0;
-  switch (dtype) {
-    case DType::bf16: std::memcpy(&h, p + j * 2, 2); return bf16_to_float(h);
-    case DType::fp16: std::memcpy(&h, p + j * 2, 2); return fp16_to_float(h);
-    default: {
-      float f;
-      std::memcpy(&f, p + j * 4, 4);
-      return f;
-    }
-  }
-}
 
 }  // namespace
 
@@ -77,7 +63,8 @@ void apply_activation_grad(const EpilogueOps& ops, const EpilogueRows& r) {
     std::fill(partials.begin(), partials.end(), 0.0f);
     for (int64_t c = 0; c < n; ++c) {
       const int64_t gate_col = interleaved ? 2 * c : c, up_col = interleaved ? 2 * c + 1 : n + c;
-      const GatedValue v = gated_with_derivatives(ops, load(h, r.h_dtype, gate_col), load(h, r.h_dtype, up_col));
+      const GatedValue v =
+          gated_with_derivatives(ops, load_float(h, r.h_dtype, gate_col), load_float(h, r.h_dtype, up_col));
       dh[gate_col] = s * da[c] * v.d_gate;
       dh[up_col] = s * da[c] * v.d_up;
       scaled[c] = s * v.act;
@@ -100,7 +87,7 @@ void apply_plain_grad(const EpilogueOps& ops, const EpilogueRows& r) {
     const float s = r.row_scale ? r.row_scale[i] : 1.0f;
     std::fill(partials.begin(), partials.end(), 0.0f);
     for (int64_t c = 0; c < n; ++c) {
-      const PlainValue v = plain_with_derivative(ops.activation, load(h, r.h_dtype, c));
+      const PlainValue v = plain_with_derivative(ops.activation, load_float(h, r.h_dtype, c));
       dh[c] = s * da[c] * v.d;
       scaled[c] = s * v.act;
       partials[c / kScoreGradChunk] += da[c] * v.act;

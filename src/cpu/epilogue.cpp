@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "cpu/activation_grad.hpp"
-#include "cpu/convert.hpp"
+#include "cpu/element_io.hpp"
 
 namespace gemmops::cpu {
 namespace {
@@ -39,19 +38,6 @@ float gated(const EpilogueOps& ops, float gate, float up) {
   return (u + 1.0f) * g * sigmoid(ops.alpha * g);
 }
 
-float load_bias(const std::byte* bias, DType dtype, int64_t j) {
-  uint16_t h = 0;
-  switch (dtype) {
-    case DType::bf16: std::memcpy(&h, bias + j * 2, 2); return bf16_to_float(h);
-    case DType::fp16: std::memcpy(&h, bias + j * 2, 2); return fp16_to_float(h);
-    default: {
-      float f;
-      std::memcpy(&f, bias + j * 4, 4);
-      return f;
-    }
-  }
-}
-
 }  // namespace
 
 void apply_epilogue(const EpilogueOps& ops, const EpilogueRows& r) {
@@ -61,7 +47,7 @@ void apply_epilogue(const EpilogueOps& ops, const EpilogueRows& r) {
   std::vector<float> v(static_cast<size_t>(r.n)), result(static_cast<size_t>(n_out));
   for (int64_t i = 0; i < r.rows; ++i) {
     const float* acc = r.acc + i * r.ld;
-    for (int64_t j = 0; j < r.n; ++j) v[j] = acc[j] + (r.bias ? load_bias(r.bias, r.bias_dtype, j) : 0.0f);
+    for (int64_t j = 0; j < r.n; ++j) v[j] = acc[j] + (r.bias ? load_float(r.bias, r.bias_dtype, j) : 0.0f);
     if (ops.pre_activation) store_tile(v.data(), 0, r.pre_activation, i, 1, 0, r.n);
     for (int64_t j = 0; j < n_out; ++j) {
       if (!is_gate) {
