@@ -4,14 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <utility>
 
-#include "cpu/convert.hpp"
+#include "cpu/element_io.hpp"
 #include "cuda/context.hpp"
 #include "cuda/device.hpp"
 #include "cuda/driver_api.hpp"
@@ -28,30 +28,6 @@ namespace k = kernels::moe;
 
 constexpr int kMinCc = 80;  // cvt.rn.bf16.f32
 
-float load(const TensorDesc& t, int64_t i) {
-  const char* base = static_cast<const char*>(t.data);
-  uint16_t h;
-  switch (t.dtype) {
-    case DType::fp32: {
-      float f;
-      std::memcpy(&f, base + 4 * i, 4);
-      return f;
-    }
-    case DType::bf16: std::memcpy(&h, base + 2 * i, 2); return cpu::bf16_to_float(h);
-    default: std::memcpy(&h, base + 2 * i, 2); return cpu::fp16_to_float(h);
-  }
-}
-
-void store(const TensorDesc& t, int64_t i, float v) {
-  char* base = static_cast<char*>(t.data);
-  if (t.dtype == DType::fp32) {
-    std::memcpy(base + 4 * i, &v, 4);
-  } else {
-    const uint16_t h = t.dtype == DType::bf16 ? cpu::float_to_bf16(v) : cpu::float_to_fp16(v);
-    std::memcpy(base + 2 * i, &h, 2);
-  }
-}
-
 /// The host's loop: the kernel's arithmetic (one fma per choice, in choice order) element by element.
 void gather_reduce_on_host(const GatherReduceArguments& a) {
   const int64_t tokens = a.out.size(0), h = a.out.size(1), k = a.pair_rows.size(1);
@@ -65,10 +41,11 @@ void gather_reduce_on_host(const GatherReduceArguments& a) {
       for (int64_t j = 0; j < k; ++j) {
         const int64_t row = pair[t * k + j];
         if (row < 0 || row >= limit) continue;
-        const float v = load(a.rows, row * a.rows.stride(0) + c);
+        const float v =
+            cpu::load_float(static_cast<const std::byte*>(a.rows.data), a.rows.dtype, row * a.rows.stride(0) + c);
         acc = scores ? std::fma(scores[t * k + j], v, acc) : acc + v;
       }
-      store(a.out, t * a.out.stride(0) + c, acc);
+      cpu::store_float(static_cast<std::byte*>(a.out.data), a.out.dtype, t * a.out.stride(0) + c, acc);
     }
   }
 }
@@ -156,11 +133,13 @@ jit::CompileRequest gather_reduce_request(DType in, DType out, int vec) {
 
 Status gather_reduce(const GatherReduceArguments& a, Stream stream) {
   GEMMOPS_TRY(validate(a));
-  for (const TensorDesc* t : {&a.rows, &a.pair_rows, &a.out}) {
-    if (t->is_fake() && t->numel() > 0) return invalid_argument("gather_reduce: every tensor needs data; " + t->describe());
-  }
-  if ((a.scores && a.scores->is_fake() && a.scores->numel() > 0) || (a.row_limit && a.row_limit->is_fake())) {
-    return invalid_argument("scores, row_limit: need data to run");
+  // Run needs data (fake tensors are for validate()); the operand is named, as refuse_fake does.
+  const std::pair<const TensorDesc*, const char*> operands[] = {
+      {&a.rows, "rows"}, {&a.pair_rows, "pair_rows"}, {&a.out, "out"},
+      {a.scores ? &*a.scores : nullptr, "scores"}, {a.row_limit ? &*a.row_limit : nullptr, "row_limit"}};
+  for (const auto& [t, role] : operands) {
+    if (t != nullptr && t->is_fake() && t->numel() > 0)
+      return invalid_argument(std::string(role) + ": run needs data; got a fake tensor (no data pointer)");
   }
   if (a.out.numel() == 0) return Status::ok();
   if (!a.rows.device.is_cuda()) {

@@ -115,6 +115,7 @@ TEST(GatherReduce, run_refuses_fake_tensors) {
   const Status s = gather_reduce(a);
   EXPECT_EQ(s.code(), ErrorCode::invalid_argument);
   EXPECT_NE(s.message().find("data"), std::string::npos) << s.message();
+  EXPECT_EQ(s.message().rfind("rows: ", 0), 0u) << s.message();  // the operand first
 }
 
 }  // namespace
