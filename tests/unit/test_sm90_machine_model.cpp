@@ -111,6 +111,22 @@ TEST(MachineModel, a_present_device_chooses_its_own) {
   EXPECT_EQ(machine_model_of(Device::cuda(0), nullptr)->name, "h100_sxm");
 }
 
+// The device's model is remembered per thread (run() plans on every call); a new driver is asked again.
+TEST(MachineModel, a_remembered_model_is_never_served_for_another_driver) {
+  {
+    testing::ScopedFakeDriver fake;
+    fake.state().devices[0].name = "NVIDIA H100 80GB HBM3";
+    fake.state().devices[0].memory_clock_khz = 2619000;
+    fake.state().devices[0].memory_bus_bits = 5120;
+    EXPECT_EQ(machine_model_of(Device::cuda(0), nullptr)->name, "h100_sxm");
+    EXPECT_EQ(machine_model_of(Device::cuda(0), nullptr)->name, "h100_sxm");
+  }
+  testing::ScopedFakeDriver fake;
+  fake.state().devices[0].name = "NVIDIA H20";
+  fake.state().devices[0].sm_count = 78;
+  EXPECT_EQ(machine_model_of(Device::cuda(0), nullptr)->name, "h20");
+}
+
 TEST(TargetMachine, parses_and_prints_the_machine) {
   const Target t = *Target::parse("sm_90a:H100_SXM");
   EXPECT_EQ(t.cc, 90);
