@@ -83,8 +83,9 @@ class MoEExperts(torch.nn.Module):
 
 
 class FusedMoEExperts(torch.nn.Module):
-    """The same layer through gemmops.torch.moe_experts: SwiGLU and the routing weights fused into the
-    grouped GEMMs' stores, a fixed-order unpermute, a backward that recomputes the pre-activation."""
+    """The same layer through gemmops.torch.moe_experts: six grouped GEMMs a step, SwiGLU and the routing
+    weights in their epilogues (the pre-activation kept for the backward, nothing recomputed), the
+    token rows gathered by the kernels where an operator serves it, a fixed-order combine."""
 
     def __init__(self, router, w_gate_up, w_down, topk):
         super().__init__()
