@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 # bench/profile_layer.py: where the MoE experts layer's device time goes, per kernel, with torch's
-# grouped mm and with gemmops' (the layer of bench_layer.py, eager forward + backward)
+# grouped mm, with gemmops', with the fused step (moe_experts) and with SonicMoE's (eager forward + backward)
 # SPDX-License-Identifier: Apache-2.0
 """Kernel time breakdown of one eager forward+backward of bench_layer.py's layer.
 
-    python3 bench/profile_layer.py [--configs qwen3-30b-a3b,gpt-oss-20b] [--iters 5] [--top 12]
+    python3 bench/profile_layer.py [--configs qwen3-30b-a3b,gpt-oss-20b] [--iters 5] [--top 12] [--peers]
 
 Prints, per configuration and implementation, the device time of one step and its most expensive
 kernels (torch.profiler, CUDA activity): the share of the grouped GEMMs against the rest of the layer
-bounds what a faster grouped mm can give the whole layer.
+bounds what a faster grouped mm can give the whole layer, and the fused step's kernels beside
+SonicMoE's (--peers) say which of its parts costs more than the peer's.
 """
 import argparse
 import os
@@ -21,16 +22,16 @@ import bench_layer as bl  # noqa: E402
 from bench_common import LAYER_CONFIGS, device_or_exit, select  # noqa: E402
 
 
-def kernel_times(layer, x, bias, grad_out, leaves, iters):
-    """{kernel name: device microseconds per step}."""
+def kernel_times(one_step, iters):
+    """{kernel name: device microseconds per step} of one_step(), a forward and backward."""
     from torch.profiler import ProfilerActivity, profile
 
     for _ in range(3):  # compiles and plans outside the profile
-        bl.step(layer, x, bias, grad_out, leaves, True)
+        one_step()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(iters):
-            bl.step(layer, x, bias, grad_out, leaves, True)
+            one_step()
         torch.cuda.synchronize()
     return {e.key: e.device_time_total / iters for e in prof.key_averages() if e.device_time_total > 0}
 
@@ -41,19 +42,31 @@ def main(argv=None):
                     ", ".join(c.key for c in LAYER_CONFIGS if not c.forward_only))
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--peers", action="store_true", help="also SonicMoE's step, when importable")
     a = ap.parse_args(argv)
     device = device_or_exit("cuda", "profile_layer.py needs a CUDA device; found none")
     if device is None:
         return 0
     import gemmops.torch
 
+    sonic_fn = bl.sonic_layer_function() if a.peers else None
     for cfg in select(a.configs, LAYER_CONFIGS, "configuration"):
         router, w_gate_up, w_down, x, grad_out = bl.make_parameters(cfg, device, 0)
         bias = torch.zeros(cfg.T, cfg.E, device=device)
         leaves = [x, router.weight, w_gate_up, w_down]
-        for name, mm in (("torch", torch._grouped_mm), ("gemmops", gemmops.torch.grouped_mm)):
-            layer = bl.MoEExperts(router, w_gate_up, w_down, cfg.topk, mm)
-            times = kernel_times(layer, x, bias, grad_out, leaves, a.iters)
+        layers = {name: bl.MoEExperts(router, w_gate_up, w_down, cfg.topk, mm)
+                  for name, mm in (("torch", torch._grouped_mm), ("gemmops", gemmops.torch.grouped_mm))}
+        layers["fused"] = bl.FusedMoEExperts(router, w_gate_up, w_down, cfg.topk)
+        steps = {name: (lambda l=l: bl.step(l, x, bias, grad_out, leaves, True)) for name, l in layers.items()}
+        if sonic_fn is not None:
+            sonic = bl.SonicLayer(sonic_fn, router, w_gate_up, w_down, cfg.topk)
+            steps["sonic"] = lambda: sonic.step(x, grad_out, True)
+        for name, one_step in steps.items():
+            try:
+                times = kernel_times(one_step, a.iters)
+            except Exception as e:  # a peer that refuses the config loses its block, nothing else
+                print(f"== {cfg.name} {name}: failed: {bl.first_line(e)}")
+                continue
             total = sum(times.values())
             gemm = sum(t for k, t in times.items() if "gemm" in k.lower() or "cutlass" in k.lower())
             print(f"== {cfg.name} {name}: {total / 1000:.3f} ms of device time a forward+backward; grouped GEMMs "
