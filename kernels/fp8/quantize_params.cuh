@@ -39,8 +39,9 @@ inline constexpr int kThreads = 256;
 inline constexpr int kThreadsPerRow = 16;
 inline constexpr int kSegment = 8;
 inline constexpr int kRowsPerPass = kThreads / kThreadsPerRow;
-/// Rows of a tile: block_1x128 and row tiles hold 64 rows (4 passes, each row its own scale);
-/// block_128x128 and tensor tiles 128 (8 passes, one scale per tile, or per instance).
+/// Rows of a tile: block_1x128 tiles hold 64 rows (4 passes of 16, each row its own scale),
+/// block_128x128 and tensor tiles 128 (8 passes, one amax per tile); row tiles are one pass of 16
+/// rows over all columns (kRowsPerPass).
 inline constexpr int kRowTileRows = 64;
 inline constexpr int kBlockTileRows = 128;
 inline constexpr int kBlockCols = 128;
