@@ -83,7 +83,9 @@ if [ -x "$gpu_bin" ]; then
     # (ping-pong, every activation and layout) and the gather-reduce kernel.
     filter+="Sm90/Sm90GatheredATest.*/sm90a_grouped_gemm_bf16_f32acc_128x128x64_c2x1_s6_coop:"
     filter+="Sm90/Sm90EpilogueOutputsTest.*/sm90a_grouped_gemm_bf16_f32acc_128x128x64_c1x1_s6_pingpong*:GatherReduceDevice.equals*:"
-    filter+="Sm90/Sm90GatheredKTest.*/*_sm90a_grouped_gemm_bf16_f32acc_128x128x64_c1x1_s6_pingpong"
+    filter+="Sm90/Sm90GatheredKTest.*/*_sm90a_grouped_gemm_bf16_f32acc_128x128x64_c1x1_s6_pingpong:"
+    # fp8 quantisation: partial blocks, every vector width, strided and misaligned layouts, empty shapes.
+    filter+="QuantizeDevice.equals*:QuantizeDevice.empty*"
     compute-sanitizer --tool memcheck --error-exitcode 1 "$gpu_bin" --gtest_filter="$filter" >"$logs/memcheck.log" 2>&1 &
     pids+=("memcheck:$!")
   fi

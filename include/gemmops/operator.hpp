@@ -17,9 +17,6 @@ namespace detail {
 class OperatorMemo;
 }
 
-/// A CUDA stream (CUstream / cudaStream_t); nullptr is the legacy default stream.
-using Stream = void*;
-
 /// Scratch memory the caller provides on the arguments' device; see Operator::workspace_size.
 struct Workspace {
   void* data = nullptr;

@@ -70,18 +70,33 @@ inline constexpr float kE4m3Max = 448.0f;
 /// The smallest amax a quantiser divides by, so that an all-zero block gets a finite scale.
 inline constexpr float kQuantizeMinAmax = 1e-4f;
 
-/// Quantises the host matrix `x` (R, C) or stack (L, R, C) of bf16 or fp32 into e4m3 `q` (x's
-/// shape, any strides whose elements do not overlap) and fp32 `scales.scales` (shape and layout
-/// as OperandScales says for an operand with MN = R, K = C, stacked when x has rank 3), per
+/// Quantises the matrix `x` (R, C) or stack (L, R, C) of bf16 or fp32 into e4m3 `q` (x's shape,
+/// any strides whose elements do not overlap) and fp32 `scales.scales` (shape and layout as
+/// OperandScales says for an operand with MN = R, K = C, stacked when x has rank 3), per
 /// `scales.granularity`, in blocks along C, as DeepGEMM's per_token_cast_to_fp8 (block_1x128)
 /// and per_block_cast_to_fp8 (block_128x128):
 ///   amax = max(max |x| over the block, kQuantizeMinAmax)      (fp32)
 ///   scale = amax / 448                                         (fp32, correctly rounded)
 ///   q = e4m3(x * (448 / amax))   (the product in fp32, then round to nearest even; |q| <= 448)
 /// so q * scale is x within e4m3's half step (2^-4 relative for normals). To quantise B (K, N)
-/// along K, pass its transposed views (N, K): x = B^T, q = Bq^T. Every tensor must carry data on
-/// the host; invalid_argument for bad dtypes, shapes, layouts, devices, or a non-finite x.
-Status quantize_fp8(const TensorDesc& x, const TensorDesc& q, const OperandScales& scales);
+/// along K, pass its transposed views (N, K): x = B^T, q = Bq^T.
+///
+/// The three tensors live on one device. On the host the work is a loop on the calling thread. On
+/// a CUDA device (compute capability 8.9 or later) it is launched on `stream` (one kernel; four
+/// small ones for tensor scales) with no host synchronisation, compiled on first use for the
+/// device's architecture, and its q and scales equal the host's bit for bit. Contiguous columns
+/// are read 16 bytes at a time; strided columns (x = B^T) one element at a time.
+///
+/// Non-finite x: the host returns invalid_argument naming the first such element (blocks before
+/// it are written). A device cannot refuse without a host synchronisation, so there a block that
+/// holds a NaN or an infinity gets a NaN scale (0x7fc00000) and NaN codes (0x7f) for all of its
+/// elements: its dequantised values are NaN, so the GEMM outputs that read it are NaN, never a
+/// plausible number; the other blocks are as on the host.
+///
+/// invalid_argument for bad dtypes, shapes, layouts, devices, a fake tensor with elements, a CUDA
+/// x or scales not aligned to their element size, or a non-finite x on the host; on a device also
+/// no_device, unsupported (compute capability below 8.9), compile_failed and driver_error.
+Status quantize_fp8(const TensorDesc& x, const TensorDesc& q, const OperandScales& scales, Stream stream = nullptr);
 
 /// The expected shape of `granularity` scales of a matrix MN x K per instance (`instances` < 0:
 /// not stacked), as OperandScales documents: for sizing the buffers quantize_fp8 fills.

@@ -24,6 +24,9 @@ struct Device {
   friend bool operator==(const Device&, const Device&) = default;
 };
 
+/// A CUDA stream (CUstream / cudaStream_t); nullptr is the legacy default stream.
+using Stream = void*;
+
 /// Which dimension of a matrix operand is contiguous. For A (.., M, K) and B (.., K, N):
 /// `k` means the K dimension has stride 1, `mn` means the M (for A) or N (for B) dimension has.
 enum class Major { k, mn };

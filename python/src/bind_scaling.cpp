@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,15 +64,19 @@ void bind_scaling(nb::module_& m) {
 
   m.def(
       "quantize_fp8",
-      [](nb::handle x, nb::handle q, const PyOperandScales& scales) {
+      [](nb::handle x, nb::handle q, const PyOperandScales& scales, std::uintptr_t stream) {
         OperandScales s = scales.value;
         s.scales = to_tensor_desc(scales.tensor, Operand::scales_out);  // written: must be writable
-        check(quantize_fp8(to_tensor_desc(x, Operand::x), to_tensor_desc(q, Operand::q), s));
+        check(quantize_fp8(to_tensor_desc(x, Operand::x), to_tensor_desc(q, Operand::q), s,
+                           reinterpret_cast<Stream>(stream)));
       },
-      nb::arg("x"), nb::arg("q"), nb::arg("scales"),
-      "Quantises host x (R, C) or (L, R, C) of bf16/fp32 into e4m3 q and scales.scales, in blocks along C:\n"
+      nb::arg("x"), nb::arg("q"), nb::arg("scales"), nb::arg("stream") = 0,
+      "Quantises x (R, C) or (L, R, C) of bf16/fp32 into e4m3 q and scales.scales, in blocks along C:\n"
       "scale = max(amax, 1e-4) / 448, q = e4m3(x * (448 / amax)) (round to nearest even). To quantise\n"
-      "B (K, N) along K, pass its transposed views.");
+      "B (K, N) along K, pass its transposed views. Host tensors run on the host (a non-finite x raises\n"
+      "ValueError); CUDA tensors launch on `stream` (a cudaStream_t as an int; 0: the legacy default\n"
+      "stream) without synchronising, with the host's bits, and a block holding a NaN or infinity gets\n"
+      "a NaN scale and NaN codes.");
 
   m.def(
       "scale_shape",

@@ -13,7 +13,9 @@
 
 #include "cpu/convert.hpp"
 #include "cpu/cpu_operator.hpp"
+#include "fp8/quantize_kernels.hpp"
 #include "gemmops/scaling.hpp"
+#include "support/scoped_env.hpp"
 
 namespace gemmops {
 namespace {
@@ -231,12 +233,96 @@ TEST(Quantize, bad_inputs_are_statuses_naming_the_tensor) {
             "scales: block_1x128 scales of x (R,C) = (2, 300) must have shape (R, ceil(C/128)) = (2, 3); got (2, 2)");
   wrong = sd;
   wrong.scales.data = nullptr;
-  EXPECT_EQ(msg(quantize_fp8(xd, qd, wrong)), "scales: needs data; got a fake tensor");
+  EXPECT_EQ(msg(quantize_fp8(xd, qd, wrong)), "scales: run needs data; got a fake tensor (no data pointer)");
   bad = xd;
   bad.device = Device::cuda(0);
-  EXPECT_EQ(msg(quantize_fp8(bad, qd, sd)), "x: must be on the cpu; got cuda:0");
+  EXPECT_EQ(msg(quantize_fp8(bad, qd, sd)), "q: must be on x's device (cuda:0); got cpu");
   x[301] = std::numeric_limits<float>::infinity();
   EXPECT_EQ(msg(quantize_fp8(xd, qd, sd)), "x: must be finite; got inf at row 1, column 1");
+}
+
+// CUDA tensors are refused before any driver call (these tests never reach a device, so the
+// pointers below are never dereferenced).
+TEST(Quantize, cuda_tensors_on_mixed_devices_fakes_and_misaligned_data_are_refused_by_name) {
+  const Device gpu = Device::cuda(0);
+  auto* fake_base = reinterpret_cast<std::byte*>(uintptr_t{1} << 20);
+  const TensorDesc x = TensorDesc::contiguous(DType::bf16, {4, 300}, gpu, fake_base);
+  const TensorDesc q = TensorDesc::contiguous(DType::e4m3, {4, 300}, gpu, fake_base + 4096);
+  OperandScales s{TensorDesc::contiguous(DType::fp32, {4, 3}, gpu, fake_base + 8192), ScaleGranularity::block_1x128};
+  auto msg = [](const Status& st) {
+    EXPECT_EQ(st.code(), ErrorCode::invalid_argument);
+    return st.message();
+  };
+  TensorDesc bad = q;
+  bad.device = Device::cpu();
+  EXPECT_EQ(msg(quantize_fp8(x, bad, s)), "q: must be on x's device (cuda:0); got cpu");
+  OperandScales other = s;
+  other.scales.device = Device::cuda(1);
+  EXPECT_EQ(msg(quantize_fp8(x, q, other)), "scales: must be on x's device (cuda:0); got cuda:1");
+  bad = x;
+  bad.data = nullptr;
+  EXPECT_EQ(msg(quantize_fp8(bad, q, s)), "x: run needs data; got a fake tensor (no data pointer)");
+  bad = q;
+  bad.data = nullptr;
+  EXPECT_EQ(msg(quantize_fp8(x, bad, s)), "q: run needs data; got a fake tensor (no data pointer)");
+  other = s;
+  other.scales.data = nullptr;
+  EXPECT_EQ(msg(quantize_fp8(x, q, other)), "scales: run needs data; got a fake tensor (no data pointer)");
+  bad = x;
+  bad.data = fake_base + 1;
+  EXPECT_EQ(msg(quantize_fp8(bad, q, s)),
+            "x: on a CUDA device its data must be aligned to its element size (2 bytes); got " + bad.describe());
+  other = s;
+  other.scales.data = fake_base + 8194;
+  EXPECT_EQ(msg(quantize_fp8(x, q, other)),
+            "scales: on a CUDA device its data must be aligned to its element size (4 bytes); got " +
+                other.scales.describe());
+  // Shape rules come first, whatever the device.
+  bad = TensorDesc::contiguous(DType::e4m3, {4, 299}, gpu, fake_base + 4096);
+  EXPECT_EQ(msg(quantize_fp8(x, bad, s)), "q: shape must equal x's (4, 300); got (4, 299)");
+  // Tensors without elements need no data.
+  const TensorDesc empty_x = TensorDesc::contiguous(DType::bf16, {0, 300}, gpu);
+  const TensorDesc empty_q = TensorDesc::contiguous(DType::e4m3, {0, 300}, gpu);
+  OperandScales empty_s{TensorDesc::contiguous(DType::fp32, {0, 3}, gpu), ScaleGranularity::block_1x128};
+  EXPECT_NE(quantize_fp8(empty_x, empty_q, empty_s).code(), ErrorCode::invalid_argument);
+}
+
+// Until the device path passes the GPU suite it is an opt-in, refused (before any driver call) without it.
+TEST(Quantize, the_device_path_is_an_opt_in_until_it_passes_the_gpu_suite) {
+  const Device gpu = Device::cuda(0);
+  auto* fake_base = reinterpret_cast<std::byte*>(uintptr_t{1} << 20);
+  const TensorDesc x = TensorDesc::contiguous(DType::bf16, {4, 300}, gpu, fake_base);
+  const TensorDesc q = TensorDesc::contiguous(DType::e4m3, {4, 300}, gpu, fake_base + 4096);
+  OperandScales s{TensorDesc::contiguous(DType::fp32, {4, 3}, gpu, fake_base + 8192), ScaleGranularity::block_1x128};
+  testing::ScopedEnv off{{"GEMMOPS_TRIAL_DESIGNS", "0"}};
+  const Status st = quantize_fp8(x, q, s);
+  EXPECT_EQ(st.code(), ErrorCode::unsupported);
+  EXPECT_EQ(st.message(), "x: quantising on the GPU has not yet passed the GPU suite: offered only with "
+                          "GEMMOPS_TRIAL_DESIGNS=1");
+}
+
+TEST(Quantize, the_device_reads_16_bytes_a_load_where_both_layouts_allow) {
+  auto* base = reinterpret_cast<std::byte*>(uintptr_t{1} << 20);
+  auto t = [&](DType d, std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t offset = 0) {
+    return TensorDesc(d, std::move(shape), std::move(strides), Device::cuda(0), base + offset);
+  };
+  const TensorDesc q = t(DType::e4m3, {4, 256}, {256, 1});
+  EXPECT_EQ(fp8::quantize_vector_width(t(DType::bf16, {4, 256}, {256, 1}), q), 8);
+  EXPECT_EQ(fp8::quantize_vector_width(t(DType::fp32, {4, 256}, {256, 1}), q), 4);
+  // C = 300: rows 600 bytes apart, 8-byte aligned: 4 bf16 a load; C = 130: 2; C = 129: 1.
+  EXPECT_EQ(fp8::quantize_vector_width(t(DType::bf16, {4, 300}, {300, 1}), t(DType::e4m3, {4, 300}, {300, 1})), 4);
+  EXPECT_EQ(fp8::quantize_vector_width(t(DType::bf16, {4, 130}, {130, 1}), t(DType::e4m3, {4, 130}, {130, 1})), 2);
+  EXPECT_EQ(fp8::quantize_vector_width(t(DType::bf16, {4, 129}, {129, 1}), t(DType::e4m3, {4, 129}, {129, 1})), 1);
+  // Padded rows: C decides. A transposed x (B^T): one element. q one byte off: one element.
+  EXPECT_EQ(fp8::quantize_vector_width(t(DType::bf16, {4, 256}, {264, 1}), q), 8);
+  EXPECT_EQ(fp8::quantize_vector_width(t(DType::bf16, {4, 256}, {1, 4}), q), 1);
+  EXPECT_EQ(fp8::quantize_vector_width(t(DType::bf16, {4, 256}, {256, 1}), t(DType::e4m3, {4, 256}, {256, 1}, 1)), 1);
+  EXPECT_EQ(fp8::quantize_vector_width(t(DType::bf16, {4, 256}, {256, 1}), t(DType::e4m3, {4, 256}, {256, 1}, 4)), 4);
+  // Stacked: the instance stride counts too (unless there is one instance).
+  EXPECT_EQ(fp8::quantize_vector_width(t(DType::bf16, {2, 4, 256}, {1028, 256, 1}),
+                                       t(DType::e4m3, {2, 4, 256}, {1024, 256, 1})), 4);
+  EXPECT_EQ(fp8::quantize_vector_width(t(DType::bf16, {1, 4, 256}, {1028, 256, 1}),
+                                       t(DType::e4m3, {1, 4, 256}, {1024, 256, 1})), 8);
 }
 
 }  // namespace
