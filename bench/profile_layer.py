@@ -22,8 +22,25 @@ import bench_layer as bl  # noqa: E402
 from bench_common import LAYER_CONFIGS, device_or_exit, select  # noqa: E402
 
 
+def short_name(kernel):
+    """A kernel's name without the namespaces that make every gemmops and CUTLASS name alike."""
+    for prefix in ("gemmops::kernels::sm90::", "gemmops::kernels::", "at::native::", "cutlass::"):
+        kernel = kernel.replace(prefix, "")
+    return kernel
+
+
+def step_in_order(prof, iters):
+    """[(kernel, device microseconds)] of the last step, in launch order: which GEMM of the step each
+    kernel is (the aggregate by name merges kernels that share one)."""
+    from torch.autograd import DeviceType
+
+    kernels = sorted((e for e in prof.events() if e.device_type == DeviceType.CUDA), key=lambda e: e.time_range.start)
+    return [(e.name, e.time_range.elapsed_us()) for e in kernels[-(len(kernels) // iters):]]
+
+
 def kernel_times(one_step, iters):
-    """{kernel name: device microseconds per step} of one_step(), a forward and backward."""
+    """({kernel name: device microseconds per step}, the last step's kernels in order) of one_step(),
+    a forward and backward."""
     from torch.profiler import ProfilerActivity, profile
 
     for _ in range(3):  # compiles and plans outside the profile
@@ -33,7 +50,8 @@ def kernel_times(one_step, iters):
         for _ in range(iters):
             one_step()
         torch.cuda.synchronize()
-    return {e.key: e.device_time_total / iters for e in prof.key_averages() if e.device_time_total > 0}
+    totals = {e.key: e.device_time_total / iters for e in prof.key_averages() if e.device_time_total > 0}
+    return totals, step_in_order(prof, iters)
 
 
 def main(argv=None):
@@ -43,6 +61,9 @@ def main(argv=None):
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--peers", action="store_true", help="also SonicMoE's step, when importable")
+    ap.add_argument("--order", type=float, default=0, metavar="US",
+                    help="also list one step's kernels of at least US microseconds in launch order")
+    ap.add_argument("--width", type=int, default=110, help="characters of each kernel name")
     a = ap.parse_args(argv)
     device = device_or_exit("cuda", "profile_layer.py needs a CUDA device; found none")
     if device is None:
@@ -63,16 +84,21 @@ def main(argv=None):
             steps["sonic"] = lambda: sonic.step(x, grad_out, True)
         for name, one_step in steps.items():
             try:
-                times = kernel_times(one_step, a.iters)
+                times, in_order = kernel_times(one_step, a.iters)
             except Exception as e:  # a peer that refuses the config loses its block, nothing else
-                print(f"== {cfg.name} {name}: failed: {bl.first_line(e)}")
+                print(f"== {cfg.model} {name}: failed: {bl.first_line(e)}")
                 continue
             total = sum(times.values())
             gemm = sum(t for k, t in times.items() if "gemm" in k.lower() or "cutlass" in k.lower())
-            print(f"== {cfg.name} {name}: {total / 1000:.3f} ms of device time a forward+backward; grouped GEMMs "
+            print(f"== {cfg.model} {name}: {total / 1000:.3f} ms of device time a forward+backward; grouped GEMMs "
                   f"{gemm / 1000:.3f} ms ({100 * gemm / total:.0f}%)")
             for k, t in sorted(times.items(), key=lambda kv: -kv[1])[:a.top]:
-                print(f"  {t / 1000:8.3f} ms  {k[:110]}")
+                print(f"  {t / 1000:8.3f} ms  {short_name(k)[:a.width]}")
+            if a.order:
+                print(f"  -- one step's kernels of at least {a.order} us, in launch order:")
+                for k, us in in_order:
+                    if us >= a.order:
+                        print(f"  {us / 1000:8.3f} ms  {short_name(k)[:a.width]}")
 
 
 if __name__ == "__main__":

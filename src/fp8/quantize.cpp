@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "cpu/quantize.hpp"
-#include "core/env.hpp"
 #include "cuda/context.hpp"
 #include "cuda/device.hpp"
 #include "cuda/driver_api.hpp"
@@ -182,13 +181,7 @@ jit::CompileRequest quantize_request(DType in, int vec) {
 Status quantize_fp8(const TensorDesc& x, const TensorDesc& q, const OperandScales& scales, Stream stream) {
   GEMMOPS_TRY(fp8::validate_quantize(x, q, scales));
   GEMMOPS_TRY(fp8::validate_quantize_data(x, q, scales));
-  if (x.device.is_cuda()) {
-    // Not yet through the GPU suite: an opt-in until it is, as the trial kernel paths are.
-    if (!env::trial_designs())
-      return unsupported("x: quantising on the GPU has not yet passed the GPU suite: offered only with "
-                         "GEMMOPS_TRIAL_DESIGNS=1");
-    return quantize_on_device(x, q, scales, stream);
-  }
+  if (x.device.is_cuda()) return quantize_on_device(x, q, scales, stream);
   return cpu::quantize_on_host(x, q, scales, fp8::quantize_geometry(x));
 }
 

@@ -34,17 +34,11 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
     c.kinds.push_back(OperationKind::grouped_k);
   c.kinds.push_back(OperationKind::grouped_m_masked);
   c.aligned_groups = true;  // the scheduler places aligned and masked groups (tile_scheduler.cuh)
-  // Through the GPU suite's functional tier on an H100 (2026-12-06), not yet through memcheck.
-  c.trial_aligned_groups = true;
-  // A gathered A (M-grouped; the plan refuses designs whose consumers leave no producer registers,
-  // kernel_config.cpp): through the GPU suite on an H100 (2026-12-06) but for memcheck's finding on
-  // partial 16-byte chunks, since refused; offered once a suite run passes the refusal's build.
+  // The aligned layout, a gathered A and operands gathered along K passed the GPU suite and
+  // memcheck on an H100 (2026-12-06, third call): offered. The plan refuses what they do not serve
+  // (kernel_config.cpp, kernel_problem.cpp).
   c.a_row_index = true;
-  c.trial_a_row_index = true;
-  // Operands gathered along K (K-grouped: an M-major A, an N-major B without a cluster; the plan
-  // refuses the rest, kernel_config.cpp): never yet run on a GPU.
   c.a_k_index = c.b_k_index = true;
-  c.trial_k_index = true;
   c.a_dtypes = {ab};
   c.b_dtypes = {ab};
   c.out_dtypes = {out};

@@ -15,7 +15,6 @@
 #include "gemmops/scaling.hpp"
 #include "support/device_problem.hpp"
 #include "support/quantize_problem.hpp"
-#include "support/scoped_env.hpp"
 
 namespace gemmops::testing {
 namespace {
@@ -76,7 +75,6 @@ constexpr Shape kShapes[] = {{-1, 130, 300}, {-1, 1, 1}, {-1, 257, 129}, {-1, 64
                              {-1, 3, 8},     {2, 70, 200}, {3, 129, 136}};
 
 TEST(QuantizeDevice, equals_the_host_bit_for_bit) {
-  ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};  // an opt-in until it has passed the GPU suite
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   uint32_t seed = 1;
   for (DType in : {DType::bf16, DType::fp32})
@@ -105,7 +103,6 @@ TEST(QuantizeDevice, equals_the_host_bit_for_bit) {
 }
 
 TEST(QuantizeDevice, e4m3_midpoints_round_to_even_as_the_host) {
-  ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};  // an opt-in until it has passed the GPU suite
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   // 448 in every 128-column block: amax 448, factor 1, so x itself is converted.
   for (ScaleGranularity g : kAllScaleGranularities) {
@@ -116,7 +113,6 @@ TEST(QuantizeDevice, e4m3_midpoints_round_to_even_as_the_host) {
 }
 
 TEST(QuantizeDevice, a_block_with_a_non_finite_x_gets_a_nan_scale_and_nan_codes) {
-  ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};  // an opt-in until it has passed the GPU suite
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   uint32_t seed = 100;
   for (DType in : {DType::bf16, DType::fp32})
@@ -142,7 +138,6 @@ TEST(QuantizeDevice, a_block_with_a_non_finite_x_gets_a_nan_scale_and_nan_codes)
 }
 
 TEST(QuantizeDevice, many_tiles_take_the_grid_stride_and_repeat_bitwise) {
-  ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};  // an opt-in until it has passed the GPU suite
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   for (ScaleGranularity g : kAllScaleGranularities) {
     QuantizeSpec s;
@@ -162,7 +157,6 @@ TEST(QuantizeDevice, many_tiles_take_the_grid_stride_and_repeat_bitwise) {
 }
 
 TEST(QuantizeDevice, empty_matrices_and_rows_still_get_their_scales) {
-  ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};  // an opt-in until it has passed the GPU suite
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   for (const Shape& sh : {Shape{-1, 0, 5}, Shape{3, 0, 7}, Shape{-1, 4, 0}, Shape{2, 3, 0}, Shape{0, 3, 5}}) {
     for (ScaleGranularity g : kAllScaleGranularities) {

@@ -141,7 +141,14 @@ TEST_P(Sm90GatheredATest, zero_fills_k_tails_serves_ragged_groups_and_refuses_pa
   // K of 36 (half a 16-byte chunk, A's rows 40 apart): refused with the rule, nothing launched.
   const GatherProblem odd = make_gather(m, unit + 3, 5 * unit + 40, tn + 72, 36, 7, 2 * unit + 13,
                                         IndexKind::random_with_repeats, Major::mn, rng, 40);
-  const Status s = GetParam()->supports(odd.arguments());
+  // Its descriptors as fake CUDA tensors: supports() reads no data, and host tensors would be refused
+  // for their device before the K rule is reached.
+  GroupedGemmArguments fake = odd.arguments();
+  for (TensorDesc* t : {&fake.A, &fake.B, &fake.out, &fake.offsets, &*fake.a_row_index}) {
+    t->device = Device::cuda(0);
+    t->data = nullptr;
+  }
+  const Status s = GetParam()->supports(fake);
   EXPECT_EQ(s.code(), ErrorCode::unsupported) << s.to_string();
   EXPECT_NE(s.message().find("K must be a multiple of 8 elements; got K 36"), std::string::npos) << s.message();
 }

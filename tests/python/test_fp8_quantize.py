@@ -11,12 +11,6 @@ import gemmops as ops  # noqa: E402
 GRANULARITIES = ["tensor", "row", "block_1x128", "block_128x128"]
 
 
-@pytest.fixture(autouse=True)
-def _device_path_opt_in(monkeypatch):
-    # Quantising on the GPU is an opt-in until it has passed the GPU suite.
-    monkeypatch.setenv("GEMMOPS_TRIAL_DESIGNS", "1")
-
-
 def bits(q, s):
     """q's codes and the scales as integers, on the host."""
     return q.view(torch.uint8).cpu(), s.scales.contiguous().view(torch.int32).cpu()

@@ -1,5 +1,6 @@
 # tests/python/test_transformers_experts.py: experts_implementation="gemmops" against torch's "grouped_mm"
 # SPDX-License-Identifier: Apache-2.0
+import copy
 import subprocess
 import sys
 
@@ -122,16 +123,35 @@ def test_logits_loss_and_gradients_match_torch_grouped_mm(name, device, count_ge
     assert "moe_experts" in count_gemmops_calls or count_gemmops_calls.count("grouped_mm") >= 2, \
         "the experts run on gemmops"
 
-    tol = tolerance_for(dtype)
-    assert relative_error(logits, ref_logits) < tol, f"logits differ from {reference!r}"
-    assert relative_error(loss, ref_loss) < tol, f"loss differs from {reference!r}"
+    exact = float32_run(model, reference, input_ids) if dtype != torch.float32 else None
+    assert_close("logits", logits, ref_logits, reference, dtype, exact and exact[0])
+    assert_close("loss", loss, ref_loss, reference, dtype, exact and exact[1])
     assert grads.keys() == ref_grads.keys()
     experts = [n for n in grads if ".experts." in n]
     assert {n.rsplit(".", 1)[-1] for n in experts} >= {"gate_up_proj", "down_proj"}
     # Expert weights (dB), and what lies before the experts (dA): embeddings, attention, a dense MLP.
     for n, g in grads.items():
-        err = relative_error(g, ref_grads[n])
-        assert err < tol, f"gradient of {n} differs from {reference!r}: relative error {err:.2e}"
+        assert_close(f"gradient of {n}", g, ref_grads[n], reference, dtype, exact and exact[2][n])
+
+
+def float32_run(model, reference, input_ids):
+    """The reference implementation on a float32 copy of the model (the same bf16-valued weights):
+    what both bf16 runs approximate."""
+    exact = copy.deepcopy(model).float()
+    return run(exact, reference, input_ids)
+
+
+def assert_close(what, got, ref, reference, dtype, exact):
+    """gemmops' result within the dtype's tolerance of the reference's; in bf16, where the two round
+    at different points (the fused layer keeps fp32 through its epilogues), one that is further off
+    still passes when it is as close to the float32 run as the reference is (within 2x)."""
+    err = relative_error(got, ref)
+    if err < tolerance_for(dtype):
+        return
+    assert exact is not None, f"{what} differs from {reference!r}: relative error {err:.2e}"
+    ours, theirs = relative_error(got, exact), relative_error(ref, exact)
+    assert ours <= 2 * theirs, (f"{what} differs from {reference!r} by {err:.2e}, and from the float32 run by "
+                                f"{ours:.2e} where {reference!r} is {theirs:.2e} off it")
 
 
 def test_from_pretrained_takes_the_name(tmp_path, count_gemmops_calls):

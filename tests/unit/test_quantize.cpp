@@ -15,7 +15,6 @@
 #include "cpu/cpu_operator.hpp"
 #include "fp8/quantize_kernels.hpp"
 #include "gemmops/scaling.hpp"
-#include "support/scoped_env.hpp"
 
 namespace gemmops {
 namespace {
@@ -285,20 +284,6 @@ TEST(Quantize, cuda_tensors_on_mixed_devices_fakes_and_misaligned_data_are_refus
   const TensorDesc empty_q = TensorDesc::contiguous(DType::e4m3, {0, 300}, gpu);
   OperandScales empty_s{TensorDesc::contiguous(DType::fp32, {0, 3}, gpu), ScaleGranularity::block_1x128};
   EXPECT_NE(quantize_fp8(empty_x, empty_q, empty_s).code(), ErrorCode::invalid_argument);
-}
-
-// Until the device path passes the GPU suite it is an opt-in, refused (before any driver call) without it.
-TEST(Quantize, the_device_path_is_an_opt_in_until_it_passes_the_gpu_suite) {
-  const Device gpu = Device::cuda(0);
-  auto* fake_base = reinterpret_cast<std::byte*>(uintptr_t{1} << 20);
-  const TensorDesc x = TensorDesc::contiguous(DType::bf16, {4, 300}, gpu, fake_base);
-  const TensorDesc q = TensorDesc::contiguous(DType::e4m3, {4, 300}, gpu, fake_base + 4096);
-  OperandScales s{TensorDesc::contiguous(DType::fp32, {4, 3}, gpu, fake_base + 8192), ScaleGranularity::block_1x128};
-  testing::ScopedEnv off{{"GEMMOPS_TRIAL_DESIGNS", "0"}};
-  const Status st = quantize_fp8(x, q, s);
-  EXPECT_EQ(st.code(), ErrorCode::unsupported);
-  EXPECT_EQ(st.message(), "x: quantising on the GPU has not yet passed the GPU suite: offered only with "
-                          "GEMMOPS_TRIAL_DESIGNS=1");
 }
 
 TEST(Quantize, the_device_reads_16_bytes_a_load_where_both_layouts_allow) {

@@ -53,8 +53,8 @@ def grouped_mm_epilogue(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, ac
     return out
 
 
-# --- the MoE training step's epilogue second operands (trial: offered with GEMMOPS_TRIAL_DESIGNS=1
-# until they pass the GPU suite; None where no operator serves them)
+# --- the MoE training step's pieces: epilogue second operands, gathered rows, gathered K (each passed
+# the GPU suite on an H100; None where no operator serves the arguments: the caller falls back)
 _step_plans: Dict[tuple, Optional[object]] = {}
 atexit.register(_step_plans.clear)
 
