@@ -180,7 +180,7 @@ def test_the_host_benchmark_runs_on_the_cpu(tmp_path):
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("script", ["bench_layer", "bench_host", "profile_layer"])
+@pytest.mark.parametrize("script", ["bench_layer", "bench_host", "profile_layer", "bench_step_gemms"])
 def test_without_a_cuda_device_the_benchmarks_say_so(script):
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
@@ -188,3 +188,19 @@ def test_without_a_cuda_device_the_benchmarks_say_so(script):
     module = __import__(script)
     with pytest.raises(SystemExit, match="needs a CUDA device; found none"):
         module.main([])
+
+
+@pytest.mark.torch
+def test_the_step_gemms_are_built_as_moe_experts_runs_them_and_each_is_served():
+    # bench_step_gemms.py times every operator on the six products; on the CPU its arguments must at
+    # least be valid ones that an operator serves and runs.
+    torch = pytest.importorskip("torch")
+    import gemmops as core
+    import bench_step_gemms
+    pieces = bench_step_gemms.step_gemm_arguments(bc.SMOKE_CONFIGS[0], torch.device("cpu"))
+    assert list(pieces) == ["up", "down", "down dgrad", "dW2", "dW1", "up dgrad"]
+    for name, (args, flops) in pieces.items():
+        found = core.get_operators(args)
+        assert found, f"{name}: no operator serves it"
+        found[0].run(args)
+        assert flops > 0

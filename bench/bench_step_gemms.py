@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+# bench/bench_step_gemms.py: every candidate design on each of the MoE step's six grouped GEMMs, in the
+# forms moe_experts runs them (gathered rows, gathered K, the epilogues' second operands)
+# SPDX-License-Identifier: Apache-2.0
+"""Every operator offered for each of the six grouped GEMMs of gemmops.torch.moe_experts' step, timed.
+
+    python3 bench/bench_step_gemms.py [--configs qwen3-30b-a3b,mixtral-8x7b] [--reps 10] [--csv step.csv]
+
+Per configuration (bench_layer.py's, router routing) the six products the step launches are built
+from real tensors, as moe_experts builds them: up (x's rows gathered, SwiGLU, h kept), down, down
+dgrad (dout's rows gathered, the activation's backward with its second operands), dW2 (K-grouped, dout
+gathered along K), dW1 (K-grouped, x gathered along K) and up dgrad. Every operator get_operators()
+offers for each is timed round-robin as CUDA-graph replays with L2 scrubbed (bench_grouped.py's
+Timer). Printed per piece: the candidates fastest first with TFLOP/s and the ranking's place. Where
+the first pick is not the fastest the ranking has something to learn for that form, and the sum of
+the fastest per piece bounds what picks alone can give the step.
+"""
+import argparse
+import csv
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import LAYER_CONFIGS, SMOKE_CONFIGS, device_or_exit, select  # noqa: E402
+
+NO_DEVICE = "bench_step_gemms.py needs a CUDA device; found none"
+
+
+def step_gemm_arguments(cfg, device, seed=0):
+    """{piece: (GroupedGemmArguments, FLOPs)} of one step of cfg's layer (SwiGLU, concatenated gate),
+    with the tensors that keep them alive. The router routes as bench_layer.py's router rows do."""
+    import gemmops as core
+    from gemmops.torch import moe
+
+    import bench_layer as bl
+
+    router, w_gate_up, w_down, x, grad_out = bl.make_parameters(cfg, device, seed)
+    with torch.no_grad():
+        experts, scores = bl.route(x, router.weight, torch.zeros(cfg.T, cfg.E, device=device), cfg.topk)
+    _, offsets, token = moe.route(experts, cfg.E)
+    rows = token.to(torch.int32)
+    S, H, I, E = cfg.T * cfg.topk, cfg.H, cfg.I, cfg.E
+    g = torch.Generator(device="cpu").manual_seed(seed + 1)
+
+    def randn(*shape, dtype=torch.bfloat16):
+        return torch.randn(*shape, generator=g).to(device=device, dtype=dtype)
+
+    def empty(*shape, dtype=torch.bfloat16):
+        return torch.empty(*shape, dtype=dtype, device=device)
+
+    x, dout = x.detach(), grad_out
+    wu = w_gate_up.detach().transpose(-2, -1)  # (E, H, 2I), K-major: as moe_experts is given it
+    wd = w_down.detach().transpose(-2, -1)     # (E, I, H)
+    h, act, dh, scaled = randn(S, 2 * I), randn(S, I), randn(S, 2 * I), randn(S, I)
+    sorted_scores = torch.rand(S, generator=g).to(device)
+    args = core.GroupedGemmArguments
+    pieces = {
+        "up": (args(x, wu, empty(S, I), "float32", offsets, True,
+                    core.EpilogueOps("swiglu", pre_activation=empty(S, 2 * I)), a_row_index=rows), 2 * S * H * 2 * I),
+        "down": (args(act, wd, empty(S, H), "float32", offsets, True), 2 * S * I * H),
+        "down dgrad": (args(dout, wd.transpose(-2, -1), empty(S, 2 * I), "float32", offsets, True,
+                            core.EpilogueOps("swiglu", row_scale=sorted_scores, grad_pre_activation=h,
+                                             scaled_activation=empty(S, I),
+                                             score_grad_partials=empty(S, core.score_grad_chunks(I), dtype=torch.float32)),
+                            a_row_index=rows), 2 * S * H * I),
+        "dW2": (args(scaled.t(), dout, empty(E, I, H), "float32", offsets, b_k_index=rows), 2 * S * I * H),
+        "dW1": (args(x.t(), dh, empty(E, H, 2 * I), "float32", offsets, a_k_index=rows), 2 * S * H * 2 * I),
+        "up dgrad": (args(dh, wu.transpose(-2, -1), empty(S, H), "float32", offsets, True), 2 * S * 2 * I * H),
+    }
+    return pieces
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--configs", default="qwen3-30b-a3b", help="comma-separated subset of: " +
+                    ", ".join(c.key for c in LAYER_CONFIGS if not c.forward_only))
+    ap.add_argument("--reps", type=int, default=10, help="replays per candidate (the median is reported)")
+    ap.add_argument("--csv", help="every candidate's time: config, piece, operator, rank, us, TFLOP/s")
+    a = ap.parse_args(argv)
+    device = device_or_exit("cuda", NO_DEVICE)
+    if device is None:
+        return 0
+    import gemmops as core
+    from bench_grouped import Timer
+
+    timer = Timer(torch.cuda.get_device_properties(device).L2_cache_size)
+    print(f"bench_step_gemms.py: {torch.cuda.get_device_name(device)}; {a.reps} replays a candidate", flush=True)
+    table = []
+    for cfg in select(a.configs, LAYER_CONFIGS + SMOKE_CONFIGS, "configuration"):
+        print(f"== {cfg.model}: T={cfg.T} E={cfg.E} H={cfg.H} I={cfg.I} top-{cfg.topk}", flush=True)
+        best_sum = pick_sum = 0.0
+        for piece, (args, flops) in step_gemm_arguments(cfg, device).items():
+            candidates = core.get_operators(args)
+            runs = {}
+            for o in candidates:
+                art = o.compile(args)
+                runs[o.name] = lambda o=o, art=art, args=args: o.run(args, compiled_artifact=art)
+            us = timer.interleaved_medians_us(runs, reps=a.reps) if runs else {}
+            rank = {o.name: i for i, o in enumerate(candidates)}
+            ordered = sorted(us.items(), key=lambda kv: kv[1])
+            if ordered:
+                best_sum += ordered[0][1]
+                pick_sum += us[candidates[0].name]
+            print(f"  {piece}: {len(candidates)} candidates; pick {us.get(candidates[0].name, float('nan')):.1f} us, "
+                  f"fastest {ordered[0][1] if ordered else float('nan'):.1f} us", flush=True)
+            for name, t in ordered:
+                print(f"    {t:9.1f} us {flops / t / 1e6:7.0f} TFLOP/s  rank {rank[name]:2d}  {name}", flush=True)
+                table.append((cfg.key, piece, name, rank[name], round(t, 2), round(flops / t / 1e6, 1)))
+        print(f"  six GEMMs: the picks {pick_sum / 1e3:.3f} ms, the fastest per piece {best_sum / 1e3:.3f} ms", flush=True)
+        if a.csv:  # after every config: a cut-short run still leaves its numbers
+            with open(a.csv, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(["config", "piece", "operator", "rank", "us", "tflops"])
+                w.writerows(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
