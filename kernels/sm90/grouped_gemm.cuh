@@ -21,11 +21,13 @@
 #include "sm90/epilogue_op.cuh"
 #include "sm90/epilogue_tma.cuh"
 #include "sm90/gather_a.cuh"
-#include "sm90/gather_k.cuh"
-#include "sm90/k_tail.cuh"
+#include "sm90/mainloop.cuh"
 #include "sm90/mma.cuh"
 #include "sm90/params.cuh"
+#include "sm90/pipeline.cuh"
+#include "sm90/shared_storage.cuh"
 #include "sm90/split_k.cuh"
+#include "sm90/stage_loads.cuh"
 #include "sm90/tile_scheduler.cuh"
 
 namespace gemmops::kernels::sm90 {
@@ -35,49 +37,7 @@ using ::cuda::std::uint64_t;
 using ::cuda::std::uint8_t;
 using ::cuda::std::uintptr_t;
 
-/// The shared-memory carve-up of one CTA: one 32-bit shared address, and each part's generic pointer
-/// computed from it where it is used. NVRTC keeps shared pointers 64-bit (nvcc makes them 32-bit and
-/// has no spill here), so the nine pointers this held cost the 128x192 ping-pong consumers the
-/// registers they spilled (bench/NOTES.md v16).
-template <KernelConfig C>
-struct SharedStorage {
-  uint32_t base;    // 1024-byte aligned shared address of the stages
-  int groups;
-  static constexpr uint32_t kB = C.stages * C.a_stage_bytes();
-  static constexpr uint32_t kEpi = kB + C.stages * C.b_stage_bytes();
-  static constexpr uint32_t kFull = kEpi + C.epilogue_bytes();
-  static constexpr uint32_t kEmpty = kFull + 8 * C.stages;
-  static constexpr uint32_t kTurn = kEmpty + 8 * C.stages;
-  static constexpr uint32_t kTables = kTurn + 16;
-
-  __device__ static void* generic(uint32_t shared_address) {
-    return __cvta_shared_to_generic(static_cast<size_t>(shared_address));
-  }
-  __device__ uint8_t* a() const { return static_cast<uint8_t*>(generic(base)); }
-  __device__ uint8_t* b() const { return static_cast<uint8_t*>(generic(base + kB)); }
-  __device__ uint8_t* epi() const { return static_cast<uint8_t*>(generic(base + kEpi)); }
-  __device__ uint64_t* full(int i) const { return static_cast<uint64_t*>(generic(base + kFull + 8 * i)); }
-  __device__ uint64_t* empty(int i) const { return static_cast<uint64_t*>(generic(base + kEmpty + 8 * i)); }
-  __device__ uint64_t* turn(int i) const { return static_cast<uint64_t*>(generic(base + kTurn + 8 * i)); }
-  __device__ SchedulerTable table() const {
-    int* tables = static_cast<int*>(generic(base + kTables));
-    return {tables, tables + groups, tables + 2 * groups};
-  }
-
-  __device__ explicit SharedStorage(uint8_t* raw, int g) : groups(g) {
-    const uint32_t shared = static_cast<uint32_t>(__cvta_generic_to_shared(raw));
-    base = (shared + 1023u) & ~1023u;
-  }
-};
-
 // ---------------------------------------------------------------- producer (one thread; gathered A: a warpgroup)
-// A K-major operand is read by TMA along K from 16-byte-aligned starts only (an unaligned start in
-// the contiguous dimension is an illegal instruction), so K-grouped k-blocks then start at a
-// multiple of 8 below the group's first k, and the k before it are cleared like the tail.
-template <KernelConfig C>
-inline constexpr int kKBlockAlign =
-    C.group_axis == GroupAxis::k && (C.a_major == AMajor::k || C.b_major == BMajor::k) ? 8 : 1;
-
 // Multiply-shift divisions in the scheduler (TileIterator's kFastDivide) for the consumers of
 // cooperative kernels only: the producer warp runs ahead of them by the ring (and has 40 registers,
 // which the divisors' state made spill), and ping-pong kernels measured slower with them.
@@ -85,113 +45,6 @@ template <KernelConfig C, bool kFastDivide = false>
 using Tiles = TileIterator<C.unit_m(), C.tile_n, C.cluster_m, C.group_axis, kKBlockAlign<C>, C.split_k, kFastDivide>;
 template <KernelConfig C>
 inline constexpr bool kConsumersDivideFast = C.schedule == KernelSchedule::cooperative && C.consumers > 1;
-
-__device__ __forceinline__ int k_blocks_of(const TileCoord& tc) { return (tc.k_end - tc.k_begin + 63) / 64; }
-
-// A gated op with concatenated halves (gate = product columns [0, I), up = [I, 2I)) loads a tile's
-// B as two halves: gate columns col0/2 .. into the first TILE_N/2 rows (or N atoms) of the stage, the
-// matching up columns I + col0/2 .. into the second, so that accumulator column j pairs with
-// j + TILE_N/2 in the same thread. With two CTAs each loads (and multicasts) one half.
-template <KernelConfig C>
-__device__ __forceinline__ void load_b_halves(const GroupedGemmParams& p, uint8_t* b_dst, int k0, int col0, int b_group,
-                                              uint64_t* bar, uint32_t rank) {
-  static_assert(C.cluster_m <= 2, "one half per CTA at most");
-  constexpr int kHalf = C.tile_n / 2;
-  const int gate0 = col0 / 2, up0 = p.scheduler.n / 2 + col0 / 2;
-  if constexpr (C.b_major == BMajor::k) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      if (C.cluster_m == 2 && h != static_cast<int>(rank)) continue;
-      uint8_t* dst = b_dst + h * kHalf * C.k_row_bytes();
-      if constexpr (C.cluster_m == 1)
-        ptx::tma_load_3d(dst, &p.mainloop.map_b, k0, h == 0 ? gate0 : up0, b_group, bar);
-      else
-        ptx::tma_load_3d_multicast(dst, &p.mainloop.map_b, k0, h == 0 ? gate0 : up0, b_group, bar, 0x3);
-    }
-  } else {
-    static_assert(kHalf % 64 == 0, "N-major B halves are whole 64-wide atoms");
-    constexpr int kAtomsPerHalf = kHalf / 64;
-#pragma unroll
-    for (int j = 0; j < C.tile_n / 64; ++j) {
-      if (C.cluster_m == 2 && j % 2 != static_cast<int>(rank)) continue;
-      const int c = j < kAtomsPerHalf ? gate0 + 64 * j : up0 + 64 * (j - kAtomsPerHalf);
-      uint8_t* dst = b_dst + j * 64 * C.k_row_bytes();
-      if constexpr (C.cluster_m == 1)
-        ptx::tma_load_3d(dst, &p.mainloop.map_b, c, k0, b_group, bar);
-      else
-        ptx::tma_load_3d_multicast(dst, &p.mainloop.map_b, c, k0, b_group, bar, 0x3);
-    }
-  }
-}
-
-/// One stage's B tile (TMA; with a cluster each CTA loads its share and multicasts it).
-template <KernelConfig C>
-__device__ __forceinline__ void load_b(const GroupedGemmParams& p, uint8_t* b_dst, int k0, int col0, int b_group,
-                                       uint64_t* bar, uint32_t rank) {
-  if constexpr (C.op.split_b()) {
-    load_b_halves<C>(p, b_dst, k0, col0, b_group, bar, rank);
-  } else if constexpr (C.cluster_m == 1) {
-    if constexpr (C.b_major == BMajor::k) {
-      ptx::tma_load_3d(b_dst, &p.mainloop.map_b, k0, col0, b_group, bar);
-    } else {
-#pragma unroll
-      for (int j = 0; j < C.tile_n / 64; ++j)  // one 64-wide N atom per box
-        ptx::tma_load_3d(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, col0 + 64 * j, k0, b_group, bar);
-    }
-  } else {
-    // Each CTA loads its share of the B tile and multicasts it to the whole cluster, which
-    // works on the same group and columns: B crosses L2 once per cluster instead of per CTA.
-    constexpr ::cuda::std::uint16_t kMask = (1u << C.cluster_m) - 1;
-    if constexpr (C.b_major == BMajor::k) {
-      const int r0 = static_cast<int>(rank) * C.b_rows_per_cta();
-      ptx::tma_load_3d_multicast(b_dst + r0 * C.k_row_bytes(), &p.mainloop.map_b, k0, col0 + r0, b_group, bar,
-                                 kMask);
-    } else {
-#pragma unroll
-      for (int j = static_cast<int>(rank); j < C.tile_n / 64; j += C.cluster_m)  // (3 atoms: 2 + 1)
-        ptx::tma_load_3d_multicast(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, col0 + 64 * j, k0,
-                                   b_group, bar, kMask);
-    }
-  }
-}
-
-/// One stage's A tile by TMA: K-major one box, M-major one 64-row M atom per box.
-template <KernelConfig C>
-__device__ __forceinline__ void load_a(const GroupedGemmParams& p, uint8_t* a_dst, int k0, int a_row0, uint64_t* bar) {
-  if constexpr (C.a_major == AMajor::k) {
-    ptx::tma_load_2d(a_dst, &p.mainloop.map_a, k0, a_row0, bar);
-  } else {
-#pragma unroll
-    for (int j = 0; j < C.tile_m / 64; ++j)
-      ptx::tma_load_2d(a_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_a, a_row0 + 64 * j, k0, bar);
-  }
-}
-
-/// A K-grouped stage with gathered operands (gather_k.cuh), by the producer warpgroup's `thread`:
-/// the k-rows' indices read before the slot is free, then thread 0 loads the operand that is not
-/// gathered by TMA (arriving with its bytes), and every thread copies its share of the gathered
-/// ones and arrives once they land (.noinc: the barrier counts 1 + 128).
-template <KernelConfig C>
-__device__ __forceinline__ void produce_gathered_k(const GroupedGemmParams& p, SharedStorage<C>& s, const TileCoord& tc,
-                                                   int a_row0, int k0, int stage, uint32_t phase, uint32_t rank,
-                                                   int thread) {
-  [[maybe_unused]] GatheredKRows<C, C.tile_m> a_rows;
-  [[maybe_unused]] GatheredKRows<C, C.tile_n> b_rows;
-  if constexpr (C.gather_a) a_rows.load(p.mainloop.a_row_index, k0, tc.k_first, tc.k_end, thread);
-  if constexpr (C.gather_b) b_rows.load(p.mainloop.b_row_index, k0, tc.k_first, tc.k_end, thread);
-  ptx::mbarrier_wait(s.empty(stage), phase ^ 1);
-  uint64_t* bar = s.full(stage);
-  uint8_t* a_dst = s.a() + stage * C.a_stage_bytes();
-  uint8_t* b_dst = s.b() + stage * C.b_stage_bytes();
-  if (thread == 0) {
-    ptx::mbarrier_arrive_expect_tx(bar, (C.gather_a ? 0 : C.a_stage_bytes()) + (C.gather_b ? 0 : C.b_stage_bytes()));
-    if constexpr (!C.gather_a) load_a<C>(p, a_dst, k0, a_row0, bar);
-    if constexpr (!C.gather_b) load_b<C>(p, b_dst, k0, tc.col0, 0, bar, rank);  // (K-grouped B: group 0)
-  }
-  if constexpr (C.gather_a) a_rows.copy(p.mainloop.a, p.mainloop.a_row_stride, a_row0, p.scheduler.rows, a_dst, thread);
-  if constexpr (C.gather_b) b_rows.copy(p.mainloop.b, p.mainloop.b_row_stride, tc.col0, p.scheduler.n, b_dst, thread);
-  ptx::cp_async_mbarrier_arrive_noinc(bar);
-}
 
 /// The producer: one elected thread (TMA for A and B), or with a gathered operand all 128 threads
 /// of the producer warpgroup (`thread`): thread 0 loads the other operand by TMA, every thread
@@ -215,7 +68,8 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
     }
     for (int kb = 0; kb < k_blocks; ++kb) {
       if constexpr (C.gathers() && C.group_axis == GroupAxis::k) {
-        produce_gathered_k<C>(p, s, tc, a_row0, tc.k_begin + kb * C.tile_k, stage, phase, rank, thread);
+        produce_gathered_k<C>(p.mainloop, p.scheduler, s, tc, a_row0, tc.k_begin + kb * C.tile_k, stage, phase,
+                              rank, thread);
         if (++stage == C.stages) {
           stage = 0;
           phase ^= 1;
@@ -231,7 +85,7 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
         // B's bytes complete the transaction count; A's copies arrive as 128 of the barrier's count.
         if (thread == 0) {
           ptx::mbarrier_arrive_expect_tx(bar, C.b_stage_bytes());
-          load_b<C>(p, b_dst, k0, tc.col0, b_group, bar, rank);
+          load_b<C>(p.mainloop, p.scheduler.n, b_dst, k0, tc.col0, b_group, bar, rank);
         }
         gathered.copy(p.mainloop, a_dst, k0, p.scheduler.k, thread, bar);
       } else {
@@ -245,7 +99,7 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
           for (int j = 0; j < C.tile_m / 64; ++j)  // one 64-row M atom per box
             ptx::tma_load_2d(a_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_a, a_row0 + 64 * j, k0, bar);
         }
-        load_b<C>(p, b_dst, k0, tc.col0, b_group, bar, rank);
+        load_b<C>(p.mainloop, p.scheduler.n, b_dst, k0, tc.col0, b_group, bar, rank);
       }
       if (++stage == C.stages) {
         stage = 0;
@@ -256,25 +110,6 @@ __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorag
 }
 
 // ---------------------------------------------------------------- consumers (warpgroups 1..)
-/// The threads that work on one stage clear k in [slices_lo, lo) and [hi, slices_hi) of its A and B
-/// tiles (the parts outside the group's [lo, hi) of the 16-wide slices the MMA reads), then make
-/// the writes visible to the MMA (async proxy) before any of them issues it. Cooperative: all
-/// consumer warpgroups share the stage; ping-pong: the stage's one warpgroup.
-template <KernelConfig C>
-__device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, int slices_lo, int lo, int hi,
-                                                int slices_hi, int consumer) {
-  constexpr int kThreads = k_clear_threads<C>();
-  const int t = static_cast<int>(threadIdx.x) - 128 - (C.pingpong() ? 128 * consumer : 0);
-  uint8_t* a = s.a() + stage * C.a_stage_bytes();
-  uint8_t* b = s.b() + stage * C.b_stage_bytes();
-  zero_k_range<C.a_major == AMajor::k>(a, C.tile_m, slices_lo, lo, t, kThreads);
-  zero_k_range<C.a_major == AMajor::k>(a, C.tile_m, hi, slices_hi, t, kThreads);
-  zero_k_range<C.b_major == BMajor::k>(b, C.tile_n, slices_lo, lo, t, kThreads);
-  zero_k_range<C.b_major == BMajor::k>(b, C.tile_n, hi, slices_hi, t, kThreads);
-  ptx::fence_proxy_async_shared();
-  ptx::named_barrier_sync(k_clear_barrier<C>(consumer), kThreads);
-}
-
 /// How a tile leaves: direct 16-byte stores or TMA bulk stores from shared memory.
 template <KernelConfig C, bool kTma = C.epilogue == 1>
 struct StoreMechanismOf {
@@ -286,25 +121,6 @@ struct StoreMechanismOf<C, true> {
 };
 template <KernelConfig C>
 using StoreMechanism = typename StoreMechanismOf<C>::type;
-
-/// A consumer's place in the ring of stages.
-template <int kStages>
-struct PipelineCursor {
-  int stage = 0;
-  uint32_t phase = 0;
-  __device__ void advance() {
-    if (++stage == kStages) {
-      stage = 0;
-      phase ^= 1;
-    }
-  }
-  /// Steps over `n` stages another warpgroup consumes (ping-pong).
-  __device__ void skip(int n) {
-    const int t = stage + n;
-    stage = t % kStages;
-    phase ^= static_cast<uint32_t>((t / kStages) & 1);
-  }
-};
 
 template <KernelConfig C>
 __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorage<C>& s, int consumer, uint32_t rank) {
