@@ -124,22 +124,12 @@ using StoreMechanism = typename StoreMechanismOf<C>::type;
 
 template <KernelConfig C>
 __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorage<C>& s, int consumer, uint32_t rank) {
-  constexpr int kTransA = C.a_major == AMajor::m ? 1 : 0;
   constexpr int kTransB = C.b_major == BMajor::n ? 1 : 0;
   constexpr int kAtoms = C.m_atoms();
   constexpr int kAtomBytes = 64 * C.k_row_bytes();  // 64 rows of A: one contiguous atom, either major
-  float acc[kAtoms][C.tile_n / 2];  // (64, TILE_N) fp32 fragments of this warpgroup's rows
+  typename Mainloop<C>::Accumulators acc;  // this warpgroup's rows
   PipelineCursor<C.stages> cur;
   const bool release_lane = (threadIdx.x % 32) == 0;
-  // A stage is free again once the consumers of every CTA that receives its B multicast are done.
-  auto release = [&](int st) {
-    if constexpr (C.cluster_m == 1) {
-      ptx::mbarrier_arrive(s.empty(st));
-    } else {
-#pragma unroll
-      for (int c = 0; c < C.cluster_m; ++c) ptx::mbarrier_arrive_cluster(ptx::map_to_rank(s.empty(st), c));
-    }
-  };
   // Ping-pong: the warpgroups run their main loops in tile order, each starting once the other has
   // issued its previous tile's MMAs. That keeps one's epilogue under the other's main loop, and it
   // is what makes skipping safe: the stages skipped have all been waited for, so a stage this
@@ -204,30 +194,15 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       const uint8_t* b_tile = s.b() + stage * C.b_stage_bytes();
       const uint64_t desc_b = kTransB ? ptx::make_smem_desc_sw128(b_tile, 64 * C.k_row_bytes(), 1024)
                                       : ptx::make_smem_desc_sw128(b_tile, 16, 1024);
-      // One 16-wide k slice of every atom. Every atom, live or not: a branch between wgmmas makes
-      // ptxas serialize them (C7520), which costs far more than the MMA of a dead atom the
-      // epilogue never stores.
-      auto mma_slice = [&](int kk, int accumulate) {
-        // K-major: 16 elements along the swizzled row; MN-major: 16 k-rows of 128 bytes.
-        constexpr uint32_t kSliceBytes = 16 * elem_bytes(C.ab);
-        const uint32_t a_step = kTransA ? kk * 16 * 128 : kk * kSliceBytes;
-        const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * kSliceBytes;
-#pragma unroll
-        for (int a = 0; a < kAtoms; ++a) {
-          const uint8_t* atom = a_tile + a * kAtomBytes;
-          const uint64_t desc_a = kTransA ? ptx::make_smem_desc_sw128(atom, 64 * C.k_row_bytes(), 1024)
-                                          : ptx::make_smem_desc_sw128(atom, 16, 1024);
-          mma_k16<C.tile_n, C.ab, kTransA, kTransB>(acc[a], ptx::desc_advance(desc_a, a_step),
-                                                    ptx::desc_advance(desc_b, b_step), accumulate);
-        }
-      };
+      // Every atom's MMAs, live or not (Mainloop::mma_slice), but none in a warpgroup without a live one.
       if (live_atoms > 0) {
         if (slice_hi - slice_lo == kSlices) {  // the whole stage: one group of MMAs
 #pragma unroll
           for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
           ptx::wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < kSlices; ++kk) mma_slice(kk, (kFirstAccumulates || kb > 0 || kk > 0) ? 1 : 0);
+          for (int kk = 0; kk < kSlices; ++kk)
+            Mainloop<C>::mma_slice(acc, a_tile, desc_b, kk, (kFirstAccumulates || kb > 0 || kk > 0) ? 1 : 0);
           ptx::wgmma_commit();
 #pragma unroll
           for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
@@ -238,7 +213,8 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
 #pragma unroll
             for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
             ptx::wgmma_fence();
-            mma_slice(kk, (kFirstAccumulates || kb > 0 || kk > slice_lo) ? 1 : 0);
+            Mainloop<C>::mma_slice(acc, a_tile, desc_b, kk,
+                                   (kFirstAccumulates || kb > 0 || kk > slice_lo) ? 1 : 0);
             ptx::wgmma_commit();
 #pragma unroll
             for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
@@ -247,7 +223,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       }
       ptx::wgmma_wait<1>();  // the previous stage's MMAs are done: hand it back to the producer
       // The stage before this one (computed, not carried: a register the 192-wide kernels need).
-      if (kb > 0 && release_lane) release(stage == 0 ? C.stages - 1 : stage - 1);
+      if (kb > 0 && release_lane) Mainloop<C>::release(s, stage == 0 ? C.stages - 1 : stage - 1);
       cur.advance();
     }
     if constexpr (C.pingpong()) {  // the other warpgroup's turn: its next tile's stages are next
@@ -259,7 +235,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     ptx::wgmma_wait<0>();
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
-    if (k_blocks > 0 && release_lane) release(cur.stage == 0 ? C.stages - 1 : cur.stage - 1);
+    if (k_blocks > 0 && release_lane) Mainloop<C>::release(s, cur.stage == 0 ? C.stages - 1 : cur.stage - 1);
     if (live_atoms == 0) continue;
     if constexpr (C.split_k) {  // only the tile's last unit stores
       if (p.split_k.k_splits > 1) {
