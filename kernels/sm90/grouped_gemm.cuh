@@ -1,6 +1,6 @@
 // kernels/sm90/grouped_gemm.cuh: persistent, warp-specialised grouped GEMM for sm_90a.
 // One producer warp streams A and B tiles by TMA into a ring of swizzled shared-memory stages (a
-// gathered A: the producer warpgroup copies A's rows by cp.async, gather_a.cuh);
+// gathered A: the producer warpgroup copies A's rows by cp.async, gather_a.cuh; mainloop.cuh);
 // consumer warpgroups run wgmma on them and store through the epilogue: cooperatively (64 rows of
 // one tile each) or ping-pong (whole tiles in turn, one's epilogue under the other's main loop). The tile
 // scheduler enumerates the tiles of all groups from the device-side offsets; with split-K a tile's
@@ -37,79 +37,14 @@ using ::cuda::std::uint64_t;
 using ::cuda::std::uint8_t;
 using ::cuda::std::uintptr_t;
 
-// ---------------------------------------------------------------- producer (one thread; gathered A: a warpgroup)
+// ---------------------------------------------------------------- producer: Mainloop<C>::produce (mainloop.cuh)
+// ---------------------------------------------------------------- consumers (warpgroups 1..)
 // Multiply-shift divisions in the scheduler (TileIterator's kFastDivide) for the consumers of
 // cooperative kernels only: the producer warp runs ahead of them by the ring (and has 40 registers,
 // which the divisors' state made spill), and ping-pong kernels measured slower with them.
-template <KernelConfig C, bool kFastDivide = false>
-using Tiles = TileIterator<C.unit_m(), C.tile_n, C.cluster_m, C.group_axis, kKBlockAlign<C>, C.split_k, kFastDivide>;
 template <KernelConfig C>
 inline constexpr bool kConsumersDivideFast = C.schedule == KernelSchedule::cooperative && C.consumers > 1;
 
-/// The producer: one elected thread (TMA for A and B), or with a gathered operand all 128 threads
-/// of the producer warpgroup (`thread`): thread 0 loads the other operand by TMA, every thread
-/// copies its share of the gathered one.
-template <KernelConfig C>
-__device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank,
-                                        [[maybe_unused]] int thread) {
-  int stage = 0;
-  uint32_t phase = 0;
-  for (Tiles<C> it(p.scheduler, p.split_k.k_splits, s.table()); it.valid(); it.advance()) {
-    const TileCoord tc = it.current();
-    const int a_row0 = tc.a_row0 + static_cast<int>(rank) * C.tile_m;
-    // B's group coordinate: K-grouped B is one (K, N) matrix. (The zero tail's tiles, past the
-    // last group, have no k-blocks: nothing is loaded for them.)
-    const int b_group = C.group_axis == GroupAxis::m ? tc.group : 0;
-    const int k_blocks = k_blocks_of(tc);
-    constexpr bool kGatherRows = C.gather_a && C.group_axis == GroupAxis::m;
-    [[maybe_unused]] GatheredRows<C> gathered;
-    if constexpr (kGatherRows) {
-      if (k_blocks > 0) gathered.load(p.mainloop, a_row0, tc.row_end, thread);
-    }
-    for (int kb = 0; kb < k_blocks; ++kb) {
-      if constexpr (C.gathers() && C.group_axis == GroupAxis::k) {
-        produce_gathered_k<C>(p.mainloop, p.scheduler, s, tc, a_row0, tc.k_begin + kb * C.tile_k, stage, phase,
-                              rank, thread);
-        if (++stage == C.stages) {
-          stage = 0;
-          phase ^= 1;
-        }
-        continue;
-      }
-      ptx::mbarrier_wait(s.empty(stage), phase ^ 1);
-      uint64_t* bar = s.full(stage);
-      const int k0 = tc.k_begin + kb * C.tile_k;
-      uint8_t* a_dst = s.a() + stage * C.a_stage_bytes();
-      uint8_t* b_dst = s.b() + stage * C.b_stage_bytes();
-      if constexpr (kGatherRows) {
-        // B's bytes complete the transaction count; A's copies arrive as 128 of the barrier's count.
-        if (thread == 0) {
-          ptx::mbarrier_arrive_expect_tx(bar, C.b_stage_bytes());
-          load_b<C>(p.mainloop, p.scheduler.n, b_dst, k0, tc.col0, b_group, bar, rank);
-        }
-        gathered.copy(p.mainloop, a_dst, k0, p.scheduler.k, thread, bar);
-      } else {
-        ptx::mbarrier_arrive_expect_tx(bar, C.stage_bytes());
-        // (Written out, not load_a: through it the 24-register producer of the 128x192 ping-pong
-        // spilled 4 bytes with A M-major.)
-        if constexpr (C.a_major == AMajor::k) {
-          ptx::tma_load_2d(a_dst, &p.mainloop.map_a, k0, a_row0, bar);
-        } else {
-#pragma unroll
-          for (int j = 0; j < C.tile_m / 64; ++j)  // one 64-row M atom per box
-            ptx::tma_load_2d(a_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_a, a_row0 + 64 * j, k0, bar);
-        }
-        load_b<C>(p.mainloop, p.scheduler.n, b_dst, k0, tc.col0, b_group, bar, rank);
-      }
-      if (++stage == C.stages) {
-        stage = 0;
-        phase ^= 1;
-      }
-    }
-  }
-}
-
-// ---------------------------------------------------------------- consumers (warpgroups 1..)
 /// How a tile leaves: direct 16-byte stores or TMA bulk stores from shared memory.
 template <KernelConfig C, bool kTma = C.epilogue == 1>
 struct StoreMechanismOf {
@@ -350,9 +285,10 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<kProducerRegisters>();
     if constexpr (C.gathers()) {
-      produce<C>(p, s, rank, static_cast<int>(threadIdx.x));
+      Mainloop<C>::produce(p.mainloop, p.scheduler, p.split_k.k_splits, s, rank, static_cast<int>(threadIdx.x));
     } else {
-      if (threadIdx.x / 32 == 0 && ptx::elect_one()) produce<C>(p, s, rank, 0);
+      if (threadIdx.x / 32 == 0 && ptx::elect_one())
+        Mainloop<C>::produce(p.mainloop, p.scheduler, p.split_k.k_splits, s, rank, 0);
       __syncwarp();
     }
   } else {

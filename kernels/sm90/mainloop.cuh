@@ -11,9 +11,13 @@
 #include "ptx/wgmma.cuh"
 #include "sm90/barriers.cuh"
 #include "sm90/config.cuh"
+#include "sm90/gather_a.cuh"
 #include "sm90/k_tail.cuh"
 #include "sm90/mma.cuh"
+#include "sm90/params.cuh"
+#include "sm90/pipeline.cuh"
 #include "sm90/shared_storage.cuh"
+#include "sm90/stage_loads.cuh"
 #include "sm90/tile_scheduler.cuh"
 
 namespace gemmops::kernels::sm90 {
@@ -43,12 +47,85 @@ __device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, 
   ptx::named_barrier_sync(k_clear_barrier<C>(consumer), kThreads);
 }
 
-/// The main loop of 16-bit operands (bf16, fp16): k16 wgmmas on 128-byte-swizzled stages. Its
-/// pieces are static functions on the shared storage, inlined where the kernel's loops call them.
+// The scheduler's tiles, their k-blocks aligned as the loads need (kKBlockAlign), walked by the
+// producer and the consumers alike; kFastDivide: multiply-shift divisions (grouped_gemm.cuh).
+template <KernelConfig C, bool kFastDivide = false>
+using Tiles = TileIterator<C.unit_m(), C.tile_n, C.cluster_m, C.group_axis, kKBlockAlign<C>, C.split_k, kFastDivide>;
+
+/// The main loop of 16-bit operands (bf16, fp16): the producer fills the ring with the tiles'
+/// k-blocks (produce), the consumer warpgroups run k16 wgmmas over them into their accumulators
+/// (mma_slice) and hand the stages back (release). Static functions on the shared storage, inlined
+/// where the kernel calls them. A main loop of other operands (fp8: k32 MMAs, block scales) is a
+/// struct like it.
 template <KernelConfig C>
 struct Mainloop {
   /// A consumer warpgroup's accumulators: (64, TILE_N) fp32 fragments, one per 64-row M atom.
   using Accumulators = float[C.m_atoms()][C.tile_n / 2];
+
+  /// Producer: walks the scheduler's tiles (`sched`, `k_splits`) as the consumers do and loads
+  /// each one's k-blocks into the ring, each stage once its consumers have released it. One
+  /// elected thread, or with a gathered operand the producer warpgroup's `thread`. Of the
+  /// scheduler's params the loads read the extents: the gathered copies stop at the rows of A, N
+  /// and K, the gated B's up half starts at N / 2. (The tile loop is here, not in the kernel: as a
+  /// function per tile the loads compiled to other instructions.)
+  __device__ __forceinline__ static void produce(const MainloopParams& m, const SchedulerParams& sched, int k_splits,
+                                                 SharedStorage<C>& s, uint32_t rank, [[maybe_unused]] int thread) {
+    int stage = 0;
+    uint32_t phase = 0;
+    for (Tiles<C> it(sched, k_splits, s.table()); it.valid(); it.advance()) {
+      const TileCoord tc = it.current();
+      const int a_row0 = tc.a_row0 + static_cast<int>(rank) * C.tile_m;
+      // B's group coordinate: K-grouped B is one (K, N) matrix. (The zero tail's tiles, past the
+      // last group, have no k-blocks: nothing is loaded for them.)
+      const int b_group = C.group_axis == GroupAxis::m ? tc.group : 0;
+      const int k_blocks = k_blocks_of(tc);
+      constexpr bool kGatherRows = C.gather_a && C.group_axis == GroupAxis::m;
+      [[maybe_unused]] GatheredRows<C> gathered;
+      if constexpr (kGatherRows) {
+        if (k_blocks > 0) gathered.load(m, a_row0, tc.row_end, thread);
+      }
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        if constexpr (C.gathers() && C.group_axis == GroupAxis::k) {
+          produce_gathered_k<C>(m, sched, s, tc, a_row0, tc.k_begin + kb * C.tile_k, stage, phase, rank,
+                                thread);
+          if (++stage == C.stages) {
+            stage = 0;
+            phase ^= 1;
+          }
+          continue;
+        }
+        ptx::mbarrier_wait(s.empty(stage), phase ^ 1);
+        uint64_t* bar = s.full(stage);
+        const int k0 = tc.k_begin + kb * C.tile_k;
+        uint8_t* a_dst = s.a() + stage * C.a_stage_bytes();
+        uint8_t* b_dst = s.b() + stage * C.b_stage_bytes();
+        if constexpr (kGatherRows) {
+          // B's bytes complete the transaction count; A's copies arrive as 128 of the barrier's count.
+          if (thread == 0) {
+            ptx::mbarrier_arrive_expect_tx(bar, C.b_stage_bytes());
+            load_b<C>(m, sched.n, b_dst, k0, tc.col0, b_group, bar, rank);
+          }
+          gathered.copy(m, a_dst, k0, sched.k, thread, bar);
+        } else {
+          ptx::mbarrier_arrive_expect_tx(bar, C.stage_bytes());
+          // (Written out, not load_a: through it the 24-register producer of the 128x192 ping-pong
+          // spilled 4 bytes with A M-major.)
+          if constexpr (C.a_major == AMajor::k) {
+            ptx::tma_load_2d(a_dst, &m.map_a, k0, a_row0, bar);
+          } else {
+#pragma unroll
+            for (int j = 0; j < C.tile_m / 64; ++j)  // one 64-row M atom per box
+              ptx::tma_load_2d(a_dst + j * 64 * C.k_row_bytes(), &m.map_a, a_row0 + 64 * j, k0, bar);
+          }
+          load_b<C>(m, sched.n, b_dst, k0, tc.col0, b_group, bar, rank);
+        }
+        if (++stage == C.stages) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    }
+  }
 
   /// One 16-wide k slice of every atom of the stage: the MMAs into `acc` of the A atoms from
   /// `a_tile` on and the B tile that `desc_b` describes. Every atom, live or not: a branch between
