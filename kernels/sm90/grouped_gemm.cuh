@@ -37,7 +37,17 @@ using ::cuda::std::uint64_t;
 using ::cuda::std::uint8_t;
 using ::cuda::std::uintptr_t;
 
-// ---------------------------------------------------------------- producer: Mainloop<C>::produce (mainloop.cuh)
+// ---------------------------------------------------------------- producer (one thread; gathered A: a warpgroup)
+/// The producer: one elected thread (TMA for A and B), or with a gathered operand all 128 threads
+/// of the producer warpgroup (`thread`). It walks the scheduler's tiles as the consumers do, and
+/// the main loop loads each one's k-blocks into the ring (Mainloop::load_tile).
+template <KernelConfig C>
+__device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank, int thread) {
+  PipelineCursor<C.stages> ring;
+  for (Tiles<C> it(p.scheduler, p.split_k.k_splits, s.table()); it.valid(); it.advance())
+    Mainloop<C>::load_tile(p.mainloop, p.scheduler, s, it.current(), rank, thread, ring);
+}
+
 // ---------------------------------------------------------------- consumers (warpgroups 1..)
 // Multiply-shift divisions in the scheduler (TileIterator's kFastDivide) for the consumers of
 // cooperative kernels only: the producer warp runs ahead of them by the ring (and has 40 registers,
@@ -57,12 +67,12 @@ struct StoreMechanismOf<C, true> {
 template <KernelConfig C>
 using StoreMechanism = typename StoreMechanismOf<C>::type;
 
+/// A consumer warpgroup: for each of its tiles, the ping-pong turn, the bias, the main loop
+/// (Mainloop::mma_tile, drain, release), the split-K fix-up and the store.
 template <KernelConfig C>
 __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorage<C>& s, int consumer, uint32_t rank) {
-  constexpr int kTransB = C.b_major == BMajor::n ? 1 : 0;
   constexpr int kAtoms = C.m_atoms();
-  constexpr int kAtomBytes = 64 * C.k_row_bytes();  // 64 rows of A: one contiguous atom, either major
-  typename Mainloop<C>::Accumulators acc;  // this warpgroup's rows
+  typename Mainloop<C>::Accumulators acc;  // this warpgroup's rows of the tile
   PipelineCursor<C.stages> cur;
   const bool release_lane = (threadIdx.x % 32) == 0;
   // Ping-pong: the warpgroups run their main loops in tile order, each starting once the other has
@@ -92,7 +102,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         ptx::mbarrier_wait(s.turn(consumer), static_cast<uint32_t>(((nth >> 1) + consumer + 1) & 1));
       }
     }
-    // This warpgroup's rows of out and its first atom of the stage's A tile.
+    // This warpgroup's rows of out and its first atom of the stages' A tiles.
     const int row0 = tc.row0 + static_cast<int>(rank) * C.tile_m + (C.pingpong() ? 0 : C.warpgroup_rows() * consumer);
     const int a_atom0 = C.pingpong() ? 0 : kAtoms * consumer;
     // Atoms whose 64 rows all lie past the group's end (the last tile of a group, or the second
@@ -101,75 +111,19 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     const int rows_left = tc.row_end - row0;
     const int live_atoms = rows_left <= 0 ? 0 : ((rows_left + 63) / 64 < kAtoms ? (rows_left + 63) / 64 : kAtoms);
     // A bias is where the accumulators start (epilogue_op.cuh; ping-pong: above): the first MMA adds
-    // to it. Its loads are in flight while the warpgroup waits for the first stage.
+    // to it. Its loads are in flight while the warpgroup waits for the first stage (mma_tile).
     if constexpr (C.op.bias && !C.pingpong())
       start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group,
                                               tc.group >= p.scheduler.group_base + p.scheduler.groups);
-    constexpr int kFirstAccumulates = C.op.bias ? 1 : 0;
-    for (int kb = 0; kb < k_blocks; ++kb) {
-      const int stage = cur.stage;
-      ptx::mbarrier_wait(s.full(stage), cur.phase);
-      // A gathered A was written by cp.async, in the generic proxy, and wgmma reads shared memory
-      // through the async proxy. The writers cannot fence: their copies land after they arrive
-      // (.noinc arrives on completion, which they never wait for). So each reader, having acquired
-      // the copies through the full barrier, orders them before its own wgmma (PTX memory model:
-      // a proxy fence orders the executing thread's view across proxies).
-      if constexpr (C.gathers()) ptx::fence_proxy_async_shared();
-      constexpr int kSlices = C.tile_k / 16;
-      int slice_lo = 0, slice_hi = kSlices;  // the 16-wide k slices of the stage the MMA reads
-      if constexpr (C.group_axis == GroupAxis::k) {
-        const int k0 = tc.k_begin + kb * C.tile_k;
-        const int lo = tc.k_first > k0 ? tc.k_first - k0 : 0;
-        const int hi = tc.k_end - k0 < C.tile_k ? tc.k_end - k0 : C.tile_k;
-        slice_lo = lo / 16;
-        slice_hi = (hi + 15) / 16;
-        if (lo > 16 * slice_lo || hi < 16 * slice_hi) clear_k_outside<C>(s, stage, 16 * slice_lo, lo, hi, 16 * slice_hi, consumer);
-      }
-      const uint8_t* a_tile = s.a() + stage * C.a_stage_bytes() + a_atom0 * kAtomBytes;
-      const uint8_t* b_tile = s.b() + stage * C.b_stage_bytes();
-      const uint64_t desc_b = kTransB ? ptx::make_smem_desc_sw128(b_tile, 64 * C.k_row_bytes(), 1024)
-                                      : ptx::make_smem_desc_sw128(b_tile, 16, 1024);
-      // Every atom's MMAs, live or not (Mainloop::mma_slice), but none in a warpgroup without a live one.
-      if (live_atoms > 0) {
-        if (slice_hi - slice_lo == kSlices) {  // the whole stage: one group of MMAs
-#pragma unroll
-          for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < kSlices; ++kk)
-            Mainloop<C>::mma_slice(acc, a_tile, desc_b, kk, (kFirstAccumulates || kb > 0 || kk > 0) ? 1 : 0);
-          ptx::wgmma_commit();
-#pragma unroll
-          for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
-        } else {
-          // A group's partial first or last stage (K-grouped): only the slices inside its range,
-          // a group of MMAs each, so that no branch sits between the wgmmas of one group.
-          for (int kk = slice_lo; kk < slice_hi; ++kk) {
-#pragma unroll
-            for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
-            ptx::wgmma_fence();
-            Mainloop<C>::mma_slice(acc, a_tile, desc_b, kk,
-                                   (kFirstAccumulates || kb > 0 || kk > slice_lo) ? 1 : 0);
-            ptx::wgmma_commit();
-#pragma unroll
-            for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
-          }
-        }
-      }
-      ptx::wgmma_wait<1>();  // the previous stage's MMAs are done: hand it back to the producer
-      // The stage before this one (computed, not carried: a register the 192-wide kernels need).
-      if (kb > 0 && release_lane) Mainloop<C>::release(s, stage == 0 ? C.stages - 1 : stage - 1);
-      cur.advance();
-    }
+    Mainloop<C>::mma_tile(acc, s, tc, k_blocks, cur, a_atom0, live_atoms, consumer, release_lane);
     if constexpr (C.pingpong()) {  // the other warpgroup's turn: its next tile's stages are next
       // Every warp arrives, not one for the warpgroup: its warps are coupled only by the MMAs, so on
       // tiles without any (empty K ranges) a lagging warp would still be waiting for a turn that
       // the leading warps had already passed twice, and the parity of its wait would alias (hang).
       if (release_lane) ptx::mbarrier_arrive(s.turn(consumer ^ 1));
     }
-    ptx::wgmma_wait<0>();
-#pragma unroll
-    for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
+    Mainloop<C>::drain(acc);
+    // The tile's last stage, the one before the cursor, back to the producer.
     if (k_blocks > 0 && release_lane) Mainloop<C>::release(s, cur.stage == 0 ? C.stages - 1 : cur.stage - 1);
     if (live_atoms == 0) continue;
     if constexpr (C.split_k) {  // only the tile's last unit stores
@@ -285,10 +239,9 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<kProducerRegisters>();
     if constexpr (C.gathers()) {
-      Mainloop<C>::produce(p.mainloop, p.scheduler, p.split_k.k_splits, s, rank, static_cast<int>(threadIdx.x));
+      produce<C>(p, s, rank, static_cast<int>(threadIdx.x));
     } else {
-      if (threadIdx.x / 32 == 0 && ptx::elect_one())
-        Mainloop<C>::produce(p.mainloop, p.scheduler, p.split_k.k_splits, s, rank, 0);
+      if (threadIdx.x / 32 == 0 && ptx::elect_one()) produce<C>(p, s, rank, 0);
       __syncwarp();
     }
   } else {

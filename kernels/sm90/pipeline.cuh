@@ -7,7 +7,7 @@
 
 namespace gemmops::kernels::sm90 {
 
-/// A consumer warpgroup's place in the ring of stages.
+/// A place in the ring of stages: the producer's, or a consumer warpgroup's.
 template <int kStages>
 struct PipelineCursor {
   int stage = 0;
