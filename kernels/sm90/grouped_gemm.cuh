@@ -1,6 +1,6 @@
 // kernels/sm90/grouped_gemm.cuh: persistent, warp-specialised grouped GEMM for sm_90a.
 // One producer warp streams A and B tiles by TMA into a ring of swizzled shared-memory stages (a
-// gathered A: the producer warpgroup copies A's rows by cp.async, gather_a.cuh);
+// gathered A: the producer warpgroup copies A's rows by cp.async, gather_a.cuh; mainloop.cuh);
 // consumer warpgroups run wgmma on them and store through the epilogue: cooperatively (64 rows of
 // one tile each) or ping-pong (whole tiles in turn, one's epilogue under the other's main loop). The tile
 // scheduler enumerates the tiles of all groups from the device-side offsets; with split-K a tile's
@@ -21,11 +21,13 @@
 #include "sm90/epilogue_op.cuh"
 #include "sm90/epilogue_tma.cuh"
 #include "sm90/gather_a.cuh"
-#include "sm90/gather_k.cuh"
-#include "sm90/k_tail.cuh"
+#include "sm90/mainloop.cuh"
 #include "sm90/mma.cuh"
 #include "sm90/params.cuh"
+#include "sm90/pipeline.cuh"
+#include "sm90/shared_storage.cuh"
 #include "sm90/split_k.cuh"
+#include "sm90/stage_loads.cuh"
 #include "sm90/tile_scheduler.cuh"
 
 namespace gemmops::kernels::sm90 {
@@ -35,245 +37,23 @@ using ::cuda::std::uint64_t;
 using ::cuda::std::uint8_t;
 using ::cuda::std::uintptr_t;
 
-/// The shared-memory carve-up of one CTA: one 32-bit shared address, and each part's generic pointer
-/// computed from it where it is used. NVRTC keeps shared pointers 64-bit (nvcc makes them 32-bit and
-/// has no spill here), so the nine pointers this held cost the 128x192 ping-pong consumers the
-/// registers they spilled (bench/NOTES.md v16).
-template <KernelConfig C>
-struct SharedStorage {
-  uint32_t base;    // 1024-byte aligned shared address of the stages
-  int groups;
-  static constexpr uint32_t kB = C.stages * C.a_stage_bytes();
-  static constexpr uint32_t kEpi = kB + C.stages * C.b_stage_bytes();
-  static constexpr uint32_t kFull = kEpi + C.epilogue_bytes();
-  static constexpr uint32_t kEmpty = kFull + 8 * C.stages;
-  static constexpr uint32_t kTurn = kEmpty + 8 * C.stages;
-  static constexpr uint32_t kTables = kTurn + 16;
-
-  __device__ static void* generic(uint32_t shared_address) {
-    return __cvta_shared_to_generic(static_cast<size_t>(shared_address));
-  }
-  __device__ uint8_t* a() const { return static_cast<uint8_t*>(generic(base)); }
-  __device__ uint8_t* b() const { return static_cast<uint8_t*>(generic(base + kB)); }
-  __device__ uint8_t* epi() const { return static_cast<uint8_t*>(generic(base + kEpi)); }
-  __device__ uint64_t* full(int i) const { return static_cast<uint64_t*>(generic(base + kFull + 8 * i)); }
-  __device__ uint64_t* empty(int i) const { return static_cast<uint64_t*>(generic(base + kEmpty + 8 * i)); }
-  __device__ uint64_t* turn(int i) const { return static_cast<uint64_t*>(generic(base + kTurn + 8 * i)); }
-  __device__ SchedulerTable table() const {
-    int* tables = static_cast<int*>(generic(base + kTables));
-    return {tables, tables + groups, tables + 2 * groups};
-  }
-
-  __device__ explicit SharedStorage(uint8_t* raw, int g) : groups(g) {
-    const uint32_t shared = static_cast<uint32_t>(__cvta_generic_to_shared(raw));
-    base = (shared + 1023u) & ~1023u;
-  }
-};
-
 // ---------------------------------------------------------------- producer (one thread; gathered A: a warpgroup)
-// A K-major operand is read by TMA along K from 16-byte-aligned starts only (an unaligned start in
-// the contiguous dimension is an illegal instruction), so K-grouped k-blocks then start at a
-// multiple of 8 below the group's first k, and the k before it are cleared like the tail.
-template <KernelConfig C>
-inline constexpr int kKBlockAlign =
-    C.group_axis == GroupAxis::k && (C.a_major == AMajor::k || C.b_major == BMajor::k) ? 8 : 1;
-
-// Multiply-shift divisions in the scheduler (TileIterator's kFastDivide) for the consumers of
-// cooperative kernels only: the producer warp runs ahead of them by the ring (and has 40 registers,
-// which the divisors' state made spill), and ping-pong kernels measured slower with them.
-template <KernelConfig C, bool kFastDivide = false>
-using Tiles = TileIterator<C.unit_m(), C.tile_n, C.cluster_m, C.group_axis, kKBlockAlign<C>, C.split_k, kFastDivide>;
-template <KernelConfig C>
-inline constexpr bool kConsumersDivideFast = C.schedule == KernelSchedule::cooperative && C.consumers > 1;
-
-__device__ __forceinline__ int k_blocks_of(const TileCoord& tc) { return (tc.k_end - tc.k_begin + 63) / 64; }
-
-// A gated op with concatenated halves (gate = product columns [0, I), up = [I, 2I)) loads a tile's
-// B as two halves: gate columns col0/2 .. into the first TILE_N/2 rows (or N atoms) of the stage, the
-// matching up columns I + col0/2 .. into the second, so that accumulator column j pairs with
-// j + TILE_N/2 in the same thread. With two CTAs each loads (and multicasts) one half.
-template <KernelConfig C>
-__device__ __forceinline__ void load_b_halves(const GroupedGemmParams& p, uint8_t* b_dst, int k0, int col0, int b_group,
-                                              uint64_t* bar, uint32_t rank) {
-  static_assert(C.cluster_m <= 2, "one half per CTA at most");
-  constexpr int kHalf = C.tile_n / 2;
-  const int gate0 = col0 / 2, up0 = p.scheduler.n / 2 + col0 / 2;
-  if constexpr (C.b_major == BMajor::k) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      if (C.cluster_m == 2 && h != static_cast<int>(rank)) continue;
-      uint8_t* dst = b_dst + h * kHalf * C.k_row_bytes();
-      if constexpr (C.cluster_m == 1)
-        ptx::tma_load_3d(dst, &p.mainloop.map_b, k0, h == 0 ? gate0 : up0, b_group, bar);
-      else
-        ptx::tma_load_3d_multicast(dst, &p.mainloop.map_b, k0, h == 0 ? gate0 : up0, b_group, bar, 0x3);
-    }
-  } else {
-    static_assert(kHalf % 64 == 0, "N-major B halves are whole 64-wide atoms");
-    constexpr int kAtomsPerHalf = kHalf / 64;
-#pragma unroll
-    for (int j = 0; j < C.tile_n / 64; ++j) {
-      if (C.cluster_m == 2 && j % 2 != static_cast<int>(rank)) continue;
-      const int c = j < kAtomsPerHalf ? gate0 + 64 * j : up0 + 64 * (j - kAtomsPerHalf);
-      uint8_t* dst = b_dst + j * 64 * C.k_row_bytes();
-      if constexpr (C.cluster_m == 1)
-        ptx::tma_load_3d(dst, &p.mainloop.map_b, c, k0, b_group, bar);
-      else
-        ptx::tma_load_3d_multicast(dst, &p.mainloop.map_b, c, k0, b_group, bar, 0x3);
-    }
-  }
-}
-
-/// One stage's B tile (TMA; with a cluster each CTA loads its share and multicasts it).
-template <KernelConfig C>
-__device__ __forceinline__ void load_b(const GroupedGemmParams& p, uint8_t* b_dst, int k0, int col0, int b_group,
-                                       uint64_t* bar, uint32_t rank) {
-  if constexpr (C.op.split_b()) {
-    load_b_halves<C>(p, b_dst, k0, col0, b_group, bar, rank);
-  } else if constexpr (C.cluster_m == 1) {
-    if constexpr (C.b_major == BMajor::k) {
-      ptx::tma_load_3d(b_dst, &p.mainloop.map_b, k0, col0, b_group, bar);
-    } else {
-#pragma unroll
-      for (int j = 0; j < C.tile_n / 64; ++j)  // one 64-wide N atom per box
-        ptx::tma_load_3d(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, col0 + 64 * j, k0, b_group, bar);
-    }
-  } else {
-    // Each CTA loads its share of the B tile and multicasts it to the whole cluster, which
-    // works on the same group and columns: B crosses L2 once per cluster instead of per CTA.
-    constexpr ::cuda::std::uint16_t kMask = (1u << C.cluster_m) - 1;
-    if constexpr (C.b_major == BMajor::k) {
-      const int r0 = static_cast<int>(rank) * C.b_rows_per_cta();
-      ptx::tma_load_3d_multicast(b_dst + r0 * C.k_row_bytes(), &p.mainloop.map_b, k0, col0 + r0, b_group, bar,
-                                 kMask);
-    } else {
-#pragma unroll
-      for (int j = static_cast<int>(rank); j < C.tile_n / 64; j += C.cluster_m)  // (3 atoms: 2 + 1)
-        ptx::tma_load_3d_multicast(b_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_b, col0 + 64 * j, k0,
-                                   b_group, bar, kMask);
-    }
-  }
-}
-
-/// One stage's A tile by TMA: K-major one box, M-major one 64-row M atom per box.
-template <KernelConfig C>
-__device__ __forceinline__ void load_a(const GroupedGemmParams& p, uint8_t* a_dst, int k0, int a_row0, uint64_t* bar) {
-  if constexpr (C.a_major == AMajor::k) {
-    ptx::tma_load_2d(a_dst, &p.mainloop.map_a, k0, a_row0, bar);
-  } else {
-#pragma unroll
-    for (int j = 0; j < C.tile_m / 64; ++j)
-      ptx::tma_load_2d(a_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_a, a_row0 + 64 * j, k0, bar);
-  }
-}
-
-/// A K-grouped stage with gathered operands (gather_k.cuh), by the producer warpgroup's `thread`:
-/// the k-rows' indices read before the slot is free, then thread 0 loads the operand that is not
-/// gathered by TMA (arriving with its bytes), and every thread copies its share of the gathered
-/// ones and arrives once they land (.noinc: the barrier counts 1 + 128).
-template <KernelConfig C>
-__device__ __forceinline__ void produce_gathered_k(const GroupedGemmParams& p, SharedStorage<C>& s, const TileCoord& tc,
-                                                   int a_row0, int k0, int stage, uint32_t phase, uint32_t rank,
-                                                   int thread) {
-  [[maybe_unused]] GatheredKRows<C, C.tile_m> a_rows;
-  [[maybe_unused]] GatheredKRows<C, C.tile_n> b_rows;
-  if constexpr (C.gather_a) a_rows.load(p.mainloop.a_row_index, k0, tc.k_first, tc.k_end, thread);
-  if constexpr (C.gather_b) b_rows.load(p.mainloop.b_row_index, k0, tc.k_first, tc.k_end, thread);
-  ptx::mbarrier_wait(s.empty(stage), phase ^ 1);
-  uint64_t* bar = s.full(stage);
-  uint8_t* a_dst = s.a() + stage * C.a_stage_bytes();
-  uint8_t* b_dst = s.b() + stage * C.b_stage_bytes();
-  if (thread == 0) {
-    ptx::mbarrier_arrive_expect_tx(bar, (C.gather_a ? 0 : C.a_stage_bytes()) + (C.gather_b ? 0 : C.b_stage_bytes()));
-    if constexpr (!C.gather_a) load_a<C>(p, a_dst, k0, a_row0, bar);
-    if constexpr (!C.gather_b) load_b<C>(p, b_dst, k0, tc.col0, 0, bar, rank);  // (K-grouped B: group 0)
-  }
-  if constexpr (C.gather_a) a_rows.copy(p.mainloop.a, p.mainloop.a_row_stride, a_row0, p.scheduler.rows, a_dst, thread);
-  if constexpr (C.gather_b) b_rows.copy(p.mainloop.b, p.mainloop.b_row_stride, tc.col0, p.scheduler.n, b_dst, thread);
-  ptx::cp_async_mbarrier_arrive_noinc(bar);
-}
-
 /// The producer: one elected thread (TMA for A and B), or with a gathered operand all 128 threads
-/// of the producer warpgroup (`thread`): thread 0 loads the other operand by TMA, every thread
-/// copies its share of the gathered one.
+/// of the producer warpgroup (`thread`). It walks the scheduler's tiles as the consumers do, and
+/// the main loop loads each one's k-blocks into the ring (Mainloop::load_tile).
 template <KernelConfig C>
-__device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank,
-                                        [[maybe_unused]] int thread) {
-  int stage = 0;
-  uint32_t phase = 0;
-  for (Tiles<C> it(p.scheduler, p.split_k.k_splits, s.table()); it.valid(); it.advance()) {
-    const TileCoord tc = it.current();
-    const int a_row0 = tc.a_row0 + static_cast<int>(rank) * C.tile_m;
-    // B's group coordinate: K-grouped B is one (K, N) matrix. (The zero tail's tiles, past the
-    // last group, have no k-blocks: nothing is loaded for them.)
-    const int b_group = C.group_axis == GroupAxis::m ? tc.group : 0;
-    const int k_blocks = k_blocks_of(tc);
-    constexpr bool kGatherRows = C.gather_a && C.group_axis == GroupAxis::m;
-    [[maybe_unused]] GatheredRows<C> gathered;
-    if constexpr (kGatherRows) {
-      if (k_blocks > 0) gathered.load(p.mainloop, a_row0, tc.row_end, thread);
-    }
-    for (int kb = 0; kb < k_blocks; ++kb) {
-      if constexpr (C.gathers() && C.group_axis == GroupAxis::k) {
-        produce_gathered_k<C>(p, s, tc, a_row0, tc.k_begin + kb * C.tile_k, stage, phase, rank, thread);
-        if (++stage == C.stages) {
-          stage = 0;
-          phase ^= 1;
-        }
-        continue;
-      }
-      ptx::mbarrier_wait(s.empty(stage), phase ^ 1);
-      uint64_t* bar = s.full(stage);
-      const int k0 = tc.k_begin + kb * C.tile_k;
-      uint8_t* a_dst = s.a() + stage * C.a_stage_bytes();
-      uint8_t* b_dst = s.b() + stage * C.b_stage_bytes();
-      if constexpr (kGatherRows) {
-        // B's bytes complete the transaction count; A's copies arrive as 128 of the barrier's count.
-        if (thread == 0) {
-          ptx::mbarrier_arrive_expect_tx(bar, C.b_stage_bytes());
-          load_b<C>(p, b_dst, k0, tc.col0, b_group, bar, rank);
-        }
-        gathered.copy(p.mainloop, a_dst, k0, p.scheduler.k, thread, bar);
-      } else {
-        ptx::mbarrier_arrive_expect_tx(bar, C.stage_bytes());
-        // (Written out, not load_a: through it the 24-register producer of the 128x192 ping-pong
-        // spilled 4 bytes with A M-major.)
-        if constexpr (C.a_major == AMajor::k) {
-          ptx::tma_load_2d(a_dst, &p.mainloop.map_a, k0, a_row0, bar);
-        } else {
-#pragma unroll
-          for (int j = 0; j < C.tile_m / 64; ++j)  // one 64-row M atom per box
-            ptx::tma_load_2d(a_dst + j * 64 * C.k_row_bytes(), &p.mainloop.map_a, a_row0 + 64 * j, k0, bar);
-        }
-        load_b<C>(p, b_dst, k0, tc.col0, b_group, bar, rank);
-      }
-      if (++stage == C.stages) {
-        stage = 0;
-        phase ^= 1;
-      }
-    }
-  }
+__device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank, int thread) {
+  PipelineCursor<C.stages> ring;
+  for (Tiles<C> it(p.scheduler, p.split_k.k_splits, s.table()); it.valid(); it.advance())
+    Mainloop<C>::load_tile(p.mainloop, p.scheduler, s, it.current(), rank, thread, ring);
 }
 
 // ---------------------------------------------------------------- consumers (warpgroups 1..)
-/// The threads that work on one stage clear k in [slices_lo, lo) and [hi, slices_hi) of its A and B
-/// tiles (the parts outside the group's [lo, hi) of the 16-wide slices the MMA reads), then make
-/// the writes visible to the MMA (async proxy) before any of them issues it. Cooperative: all
-/// consumer warpgroups share the stage; ping-pong: the stage's one warpgroup.
+// Multiply-shift divisions in the scheduler (TileIterator's kFastDivide) for the consumers of
+// cooperative kernels only: the producer warp runs ahead of them by the ring (and has 40 registers,
+// which the divisors' state made spill), and ping-pong kernels measured slower with them.
 template <KernelConfig C>
-__device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, int slices_lo, int lo, int hi,
-                                                int slices_hi, int consumer) {
-  constexpr int kThreads = k_clear_threads<C>();
-  const int t = static_cast<int>(threadIdx.x) - 128 - (C.pingpong() ? 128 * consumer : 0);
-  uint8_t* a = s.a() + stage * C.a_stage_bytes();
-  uint8_t* b = s.b() + stage * C.b_stage_bytes();
-  zero_k_range<C.a_major == AMajor::k>(a, C.tile_m, slices_lo, lo, t, kThreads);
-  zero_k_range<C.a_major == AMajor::k>(a, C.tile_m, hi, slices_hi, t, kThreads);
-  zero_k_range<C.b_major == BMajor::k>(b, C.tile_n, slices_lo, lo, t, kThreads);
-  zero_k_range<C.b_major == BMajor::k>(b, C.tile_n, hi, slices_hi, t, kThreads);
-  ptx::fence_proxy_async_shared();
-  ptx::named_barrier_sync(k_clear_barrier<C>(consumer), kThreads);
-}
+inline constexpr bool kConsumersDivideFast = C.schedule == KernelSchedule::cooperative && C.consumers > 1;
 
 /// How a tile leaves: direct 16-byte stores or TMA bulk stores from shared memory.
 template <KernelConfig C, bool kTma = C.epilogue == 1>
@@ -287,43 +67,14 @@ struct StoreMechanismOf<C, true> {
 template <KernelConfig C>
 using StoreMechanism = typename StoreMechanismOf<C>::type;
 
-/// A consumer's place in the ring of stages.
-template <int kStages>
-struct PipelineCursor {
-  int stage = 0;
-  uint32_t phase = 0;
-  __device__ void advance() {
-    if (++stage == kStages) {
-      stage = 0;
-      phase ^= 1;
-    }
-  }
-  /// Steps over `n` stages another warpgroup consumes (ping-pong).
-  __device__ void skip(int n) {
-    const int t = stage + n;
-    stage = t % kStages;
-    phase ^= static_cast<uint32_t>((t / kStages) & 1);
-  }
-};
-
+/// A consumer warpgroup: for each of its tiles, the ping-pong turn, the bias, the main loop
+/// (Mainloop::mma_tile, drain, release), the split-K fix-up and the store.
 template <KernelConfig C>
 __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorage<C>& s, int consumer, uint32_t rank) {
-  constexpr int kTransA = C.a_major == AMajor::m ? 1 : 0;
-  constexpr int kTransB = C.b_major == BMajor::n ? 1 : 0;
   constexpr int kAtoms = C.m_atoms();
-  constexpr int kAtomBytes = 64 * C.k_row_bytes();  // 64 rows of A: one contiguous atom, either major
-  float acc[kAtoms][C.tile_n / 2];  // (64, TILE_N) fp32 fragments of this warpgroup's rows
+  typename Mainloop<C>::Accumulators acc;  // this warpgroup's rows of the tile
   PipelineCursor<C.stages> cur;
   const bool release_lane = (threadIdx.x % 32) == 0;
-  // A stage is free again once the consumers of every CTA that receives its B multicast are done.
-  auto release = [&](int st) {
-    if constexpr (C.cluster_m == 1) {
-      ptx::mbarrier_arrive(s.empty(st));
-    } else {
-#pragma unroll
-      for (int c = 0; c < C.cluster_m; ++c) ptx::mbarrier_arrive_cluster(ptx::map_to_rank(s.empty(st), c));
-    }
-  };
   // Ping-pong: the warpgroups run their main loops in tile order, each starting once the other has
   // issued its previous tile's MMAs. That keeps one's epilogue under the other's main loop, and it
   // is what makes skipping safe: the stages skipped have all been waited for, so a stage this
@@ -351,7 +102,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         ptx::mbarrier_wait(s.turn(consumer), static_cast<uint32_t>(((nth >> 1) + consumer + 1) & 1));
       }
     }
-    // This warpgroup's rows of out and its first atom of the stage's A tile.
+    // This warpgroup's rows of out and its first atom of the stages' A tiles.
     const int row0 = tc.row0 + static_cast<int>(rank) * C.tile_m + (C.pingpong() ? 0 : C.warpgroup_rows() * consumer);
     const int a_atom0 = C.pingpong() ? 0 : kAtoms * consumer;
     // Atoms whose 64 rows all lie past the group's end (the last tile of a group, or the second
@@ -360,90 +111,20 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     const int rows_left = tc.row_end - row0;
     const int live_atoms = rows_left <= 0 ? 0 : ((rows_left + 63) / 64 < kAtoms ? (rows_left + 63) / 64 : kAtoms);
     // A bias is where the accumulators start (epilogue_op.cuh; ping-pong: above): the first MMA adds
-    // to it. Its loads are in flight while the warpgroup waits for the first stage.
+    // to it. Its loads are in flight while the warpgroup waits for the first stage (mma_tile).
     if constexpr (C.op.bias && !C.pingpong())
       start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group,
                                               tc.group >= p.scheduler.group_base + p.scheduler.groups);
-    constexpr int kFirstAccumulates = C.op.bias ? 1 : 0;
-    for (int kb = 0; kb < k_blocks; ++kb) {
-      const int stage = cur.stage;
-      ptx::mbarrier_wait(s.full(stage), cur.phase);
-      // A gathered A was written by cp.async, in the generic proxy, and wgmma reads shared memory
-      // through the async proxy. The writers cannot fence: their copies land after they arrive
-      // (.noinc arrives on completion, which they never wait for). So each reader, having acquired
-      // the copies through the full barrier, orders them before its own wgmma (PTX memory model:
-      // a proxy fence orders the executing thread's view across proxies).
-      if constexpr (C.gathers()) ptx::fence_proxy_async_shared();
-      constexpr int kSlices = C.tile_k / 16;
-      int slice_lo = 0, slice_hi = kSlices;  // the 16-wide k slices of the stage the MMA reads
-      if constexpr (C.group_axis == GroupAxis::k) {
-        const int k0 = tc.k_begin + kb * C.tile_k;
-        const int lo = tc.k_first > k0 ? tc.k_first - k0 : 0;
-        const int hi = tc.k_end - k0 < C.tile_k ? tc.k_end - k0 : C.tile_k;
-        slice_lo = lo / 16;
-        slice_hi = (hi + 15) / 16;
-        if (lo > 16 * slice_lo || hi < 16 * slice_hi) clear_k_outside<C>(s, stage, 16 * slice_lo, lo, hi, 16 * slice_hi, consumer);
-      }
-      const uint8_t* a_tile = s.a() + stage * C.a_stage_bytes() + a_atom0 * kAtomBytes;
-      const uint8_t* b_tile = s.b() + stage * C.b_stage_bytes();
-      const uint64_t desc_b = kTransB ? ptx::make_smem_desc_sw128(b_tile, 64 * C.k_row_bytes(), 1024)
-                                      : ptx::make_smem_desc_sw128(b_tile, 16, 1024);
-      // One 16-wide k slice of every atom. Every atom, live or not: a branch between wgmmas makes
-      // ptxas serialize them (C7520), which costs far more than the MMA of a dead atom the
-      // epilogue never stores.
-      auto mma_slice = [&](int kk, int accumulate) {
-        // K-major: 16 elements along the swizzled row; MN-major: 16 k-rows of 128 bytes.
-        constexpr uint32_t kSliceBytes = 16 * elem_bytes(C.ab);
-        const uint32_t a_step = kTransA ? kk * 16 * 128 : kk * kSliceBytes;
-        const uint32_t b_step = kTransB ? kk * 16 * 128 : kk * kSliceBytes;
-#pragma unroll
-        for (int a = 0; a < kAtoms; ++a) {
-          const uint8_t* atom = a_tile + a * kAtomBytes;
-          const uint64_t desc_a = kTransA ? ptx::make_smem_desc_sw128(atom, 64 * C.k_row_bytes(), 1024)
-                                          : ptx::make_smem_desc_sw128(atom, 16, 1024);
-          mma_k16<C.tile_n, C.ab, kTransA, kTransB>(acc[a], ptx::desc_advance(desc_a, a_step),
-                                                    ptx::desc_advance(desc_b, b_step), accumulate);
-        }
-      };
-      if (live_atoms > 0) {
-        if (slice_hi - slice_lo == kSlices) {  // the whole stage: one group of MMAs
-#pragma unroll
-          for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < kSlices; ++kk) mma_slice(kk, (kFirstAccumulates || kb > 0 || kk > 0) ? 1 : 0);
-          ptx::wgmma_commit();
-#pragma unroll
-          for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
-        } else {
-          // A group's partial first or last stage (K-grouped): only the slices inside its range,
-          // a group of MMAs each, so that no branch sits between the wgmmas of one group.
-          for (int kk = slice_lo; kk < slice_hi; ++kk) {
-#pragma unroll
-            for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
-            ptx::wgmma_fence();
-            mma_slice(kk, (kFirstAccumulates || kb > 0 || kk > slice_lo) ? 1 : 0);
-            ptx::wgmma_commit();
-#pragma unroll
-            for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
-          }
-        }
-      }
-      ptx::wgmma_wait<1>();  // the previous stage's MMAs are done: hand it back to the producer
-      // The stage before this one (computed, not carried: a register the 192-wide kernels need).
-      if (kb > 0 && release_lane) release(stage == 0 ? C.stages - 1 : stage - 1);
-      cur.advance();
-    }
+    Mainloop<C>::mma_tile(acc, s, tc, k_blocks, cur, a_atom0, live_atoms, consumer, release_lane);
     if constexpr (C.pingpong()) {  // the other warpgroup's turn: its next tile's stages are next
       // Every warp arrives, not one for the warpgroup: its warps are coupled only by the MMAs, so on
       // tiles without any (empty K ranges) a lagging warp would still be waiting for a turn that
       // the leading warps had already passed twice, and the parity of its wait would alias (hang).
       if (release_lane) ptx::mbarrier_arrive(s.turn(consumer ^ 1));
     }
-    ptx::wgmma_wait<0>();
-#pragma unroll
-    for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc[a]);
-    if (k_blocks > 0 && release_lane) release(cur.stage == 0 ? C.stages - 1 : cur.stage - 1);
+    Mainloop<C>::drain(acc);
+    // The tile's last stage, the one before the cursor, back to the producer.
+    if (k_blocks > 0 && release_lane) Mainloop<C>::release(s, cur.stage == 0 ? C.stages - 1 : cur.stage - 1);
     if (live_atoms == 0) continue;
     if constexpr (C.split_k) {  // only the tile's last unit stores
       if (p.split_k.k_splits > 1) {
