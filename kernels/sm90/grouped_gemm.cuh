@@ -69,16 +69,19 @@ using StoreMechanism = typename StoreMechanismOf<C>::type;
 
 /// A consumer warpgroup: for each of its tiles, the ping-pong turn, the bias, the main loop
 /// (Mainloop::mma_tile, drain, release), the split-K fix-up and the store.
+/// Ping-pong: the warpgroups run their main loops in tile order, each starting once the other has
+/// issued its previous tile's MMAs. That keeps one's epilogue under the other's main loop, and it
+/// is what makes skipping safe: the stages skipped have all been waited for, so a stage this
+/// warpgroup waits on is never a whole ring ahead of its barrier (the parity would alias).
+/// With an op, a tile without k-blocks reads zeros in place of its accumulators (ctx.no_k; or its
+/// bias, where they start from it): a second array of zeros would be live beside the accumulators
+/// (which stay live into the next tile's MMAs) and spill. The op keeps the zero tail's rows zeros.
 template <KernelConfig C>
 __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorage<C>& s, int consumer, uint32_t rank) {
   constexpr int kAtoms = C.m_atoms();
   typename Mainloop<C>::Accumulators acc;  // this warpgroup's rows of the tile
   PipelineCursor<C.stages> cur;
   const bool release_lane = (threadIdx.x % 32) == 0;
-  // Ping-pong: the warpgroups run their main loops in tile order, each starting once the other has
-  // issued its previous tile's MMAs. That keeps one's epilogue under the other's main loop, and it
-  // is what makes skipping safe: the stages skipped have all been waited for, so a stage this
-  // warpgroup waits on is never a whole ring ahead of its barrier (the parity would alias).
   int nth = 0;       // tiles this CTA has walked
   int ring_pos = 0;  // the TMA epilogue's place in this warpgroup's ring of staging boxes
   for (Tiles<C, kConsumersDivideFast<C>> it(p.scheduler, p.split_k.k_splits, s.table()); it.valid();
@@ -159,11 +162,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         store_tile(acc);
       }
     } else {
-      // With an op a tile without k-blocks reads zeros in place of its accumulators (ctx.no_k; or
-      // its bias, where they start from it): a second array of zeros would be live beside the
-      // accumulators (which stay live into the next tile's MMAs) and spill. The op keeps the zero
-      // tail's rows zeros (ctx.tail).
-      store_tile(acc);
+      store_tile(acc);  // (a tile without k-blocks: the op reads zeros, see above)
     }
   }
 }
