@@ -194,6 +194,10 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   params.op.scaled_activation_row_stride = p.scaled_activation_row_stride;
   params.op.score_grad_partials = p.score_grad_partials;
   params.op.score_grad_row_stride = p.score_grad_row_stride;
+  params.scales.a = p.a_scales;
+  params.scales.b = p.b_scales;
+  params.scales.a_row_stride = static_cast<int32_t>(p.a_scale_row_stride);  // (fp8_scales.cpp checks the range)
+  params.scales.b_group_stride = static_cast<int32_t>(p.b_scale_group_stride);
   return params;
 }
 
