@@ -64,7 +64,7 @@ TEST(Sm90Fp8Support, refuses_e4m3_and_bf16_mixed) {
   const OperatorPtr op = fp8_operator();
   ASSERT_NE(op, nullptr);
   GroupedGemmArguments g = fp8_grouped();
-  g.b = TensorDesc(DType::bf16, g.b.shape, g.b.strides, g.b.device);
+  g.B = TensorDesc(DType::bf16, g.B.shape, g.B.strides, g.B.device);
   g.b_scales.reset();
   const Status s = op->supports(g, kHopper);
   EXPECT_FALSE(s);
