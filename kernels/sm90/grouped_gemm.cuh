@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cuda/std/cstdint>
-#include <cuda/std/type_traits>
 
 #include "ptx/cluster.cuh"
 #include "ptx/mbarrier.cuh"
@@ -41,8 +40,18 @@ using ::cuda::std::uintptr_t;
 
 /// The main loop part, chosen by the operands' element type: e4m3 (block-scaled, k32 MMAs,
 /// promoted per 128 K) or 16-bit. Both have load_tile, mma_tile, drain and release.
+/// (A specialisation, not cuda::std::conditional_t: <cuda/std/type_traits> made NVRTC emit its
+/// constants as globals into every kernel's PTX.)
+template <KernelConfig C, bool kFp8 = C.ab == ElemType::e4m3>
+struct MainloopPart {
+  using type = Mainloop<C>;
+};
 template <KernelConfig C>
-using MainloopOf = ::cuda::std::conditional_t<C.ab == ElemType::e4m3, Fp8Mainloop<C>, Mainloop<C>>;
+struct MainloopPart<C, true> {
+  using type = Fp8Mainloop<C>;
+};
+template <KernelConfig C>
+using MainloopOf = typename MainloopPart<C>::type;
 
 // ---------------------------------------------------------------- producer (one thread; gathered A: a warpgroup)
 /// The producer: one elected thread (TMA for A and B), or with a gathered operand all 128 threads
