@@ -105,10 +105,11 @@ struct Fp8Mainloop {
 
   // ---------------------------------------------------------------- consumers
   /// The tile's k-blocks, stage by stage from `cur` on (advanced past them), each promoted.
-  __device__ __forceinline__ static void mma_tile(Accumulators& acc, SharedStorage<C>& s, const TileCoord& tc,
-                                                  int blocks, PipelineCursor<C.stages>& cur, int a_atom0,
-                                                  int live_atoms, [[maybe_unused]] int consumer, bool release_lane) {
-    (void)tc;
+  /// (The tile and the consumer are the 16-bit loop's, for its K-edge clearing: M-grouped fp8 has none.)
+  __device__ __forceinline__ static void mma_tile(Accumulators& acc, SharedStorage<C>& s,
+                                                  [[maybe_unused]] const TileCoord& tc, int blocks,
+                                                  PipelineCursor<C.stages>& cur, int a_atom0, int live_atoms,
+                                                  [[maybe_unused]] int consumer, bool release_lane) {
     for (int kb = 0; kb < blocks; ++kb) {
       mma_k_block(acc, s, kb, cur, a_atom0, live_atoms, release_lane);
       cur.advance();
