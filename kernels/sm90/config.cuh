@@ -11,9 +11,10 @@
 
 namespace gemmops::kernels::sm90 {
 
-enum class ElemType : int { bf16 = 0, fp16 = 1, fp32 = 2 };
+/// e4m3: A and B only, read by the fp8 main loop (sm90/mainloop_fp8.cuh).
+enum class ElemType : int { bf16 = 0, fp16 = 1, fp32 = 2, e4m3 = 3 };
 /// Bytes of one element: what shared-memory stages, staging boxes and TMA boxes count in.
-GEMMOPS_HD constexpr int elem_bytes(ElemType t) { return t == ElemType::fp32 ? 4 : 2; }
+GEMMOPS_HD constexpr int elem_bytes(ElemType t) { return t == ElemType::fp32 ? 4 : t == ElemType::e4m3 ? 1 : 2; }
 enum class BMajor : int { k = 0, n = 1 };
 enum class AMajor : int { k = 0, m = 1 };
 /// Which dimension the offsets split: the rows of A and out (M-grouped, dense, batched) or K
@@ -68,7 +69,7 @@ struct EpilogueOp {
 struct KernelConfig {
   int tile_m = 128;          // cooperative: the consumers' rows together (64 or 128 each); ping-pong: a warpgroup's tile
   int tile_n = 256;          // 64, 128, 192 or 256 (one wgmma instruction spans the whole tile width)
-  int tile_k = 64;           // one 128-byte swizzle row of 16-bit elements (k_row_bytes)
+  int tile_k = 64;           // one 128-byte swizzle row (k_row_bytes): 64 16-bit elements, 128 e4m3
   int stages = 4;            // shared-memory pipeline depth
   int consumers = 2;         // consumer warpgroups
   ElemType ab = ElemType::bf16;

@@ -22,6 +22,7 @@
 #include "sm90/epilogue_tma.cuh"
 #include "sm90/gather_a.cuh"
 #include "sm90/mainloop.cuh"
+#include "sm90/mainloop_fp8.cuh"
 #include "sm90/mma.cuh"
 #include "sm90/params.cuh"
 #include "sm90/pipeline.cuh"
@@ -37,6 +38,21 @@ using ::cuda::std::uint64_t;
 using ::cuda::std::uint8_t;
 using ::cuda::std::uintptr_t;
 
+/// The main loop part, chosen by the operands' element type: e4m3 (block-scaled, k32 MMAs,
+/// promoted per 128 K) or 16-bit. Both have load_tile, mma_tile, drain and release.
+/// (A specialisation, not cuda::std::conditional_t: <cuda/std/type_traits> made NVRTC emit its
+/// constants as globals into every kernel's PTX.)
+template <KernelConfig C, bool kFp8 = C.ab == ElemType::e4m3>
+struct MainloopPart {
+  using type = Mainloop<C>;
+};
+template <KernelConfig C>
+struct MainloopPart<C, true> {
+  using type = Fp8Mainloop<C>;
+};
+template <KernelConfig C>
+using MainloopOf = typename MainloopPart<C>::type;
+
 // ---------------------------------------------------------------- producer (one thread; gathered A: a warpgroup)
 /// The producer: one elected thread (TMA for A and B), or with a gathered operand all 128 threads
 /// of the producer warpgroup (`thread`). It walks the scheduler's tiles as the consumers do, and
@@ -45,7 +61,7 @@ template <KernelConfig C>
 __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank, int thread) {
   PipelineCursor<C.stages> ring;
   for (Tiles<C> it(p.scheduler, p.split_k.k_splits, s.table()); it.valid(); it.advance())
-    Mainloop<C>::load_tile(p.mainloop, p.scheduler, s, it.current(), rank, thread, ring);
+    MainloopOf<C>::load_tile(p.mainloop, p.scheduler, s, it.current(), rank, thread, ring);
 }
 
 // ---------------------------------------------------------------- consumers (warpgroups 1..)
@@ -79,7 +95,8 @@ using StoreMechanism = typename StoreMechanismOf<C>::type;
 template <KernelConfig C>
 __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorage<C>& s, int consumer, uint32_t rank) {
   constexpr int kAtoms = C.m_atoms();
-  typename Mainloop<C>::Accumulators acc;  // this warpgroup's rows of the tile
+  using ML = MainloopOf<C>;
+  typename ML::Accumulators acc;  // this warpgroup's rows of the tile
   PipelineCursor<C.stages> cur;
   const bool release_lane = (threadIdx.x % 32) == 0;
   int nth = 0;       // tiles this CTA has walked
@@ -87,7 +104,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
   for (Tiles<C, kConsumersDivideFast<C>> it(p.scheduler, p.split_k.k_splits, s.table()); it.valid();
        it.advance(), ++nth) {
     const TileCoord tc = it.current();
-    const int k_blocks = k_blocks_of(tc);
+    const int k_blocks = ML::k_blocks(tc);
     if constexpr (C.pingpong()) {
       if (nth % 2 != consumer) {  // the other warpgroup's tile
         cur.skip(k_blocks);
@@ -118,16 +135,17 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     if constexpr (C.op.bias && !C.pingpong())
       start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group,
                                               tc.group >= p.scheduler.group_base + p.scheduler.groups);
-    Mainloop<C>::mma_tile(acc, s, tc, k_blocks, cur, a_atom0, live_atoms, consumer, release_lane);
+    ML::start_tile(acc, p, tc, row0);
+    ML::mma_tile(acc, s, tc, k_blocks, cur, a_atom0, live_atoms, consumer, release_lane);
     if constexpr (C.pingpong()) {  // the other warpgroup's turn: its next tile's stages are next
       // Every warp arrives, not one for the warpgroup: its warps are coupled only by the MMAs, so on
       // tiles without any (empty K ranges) a lagging warp would still be waiting for a turn that
       // the leading warps had already passed twice, and the parity of its wait would alias (hang).
       if (release_lane) ptx::mbarrier_arrive(s.turn(consumer ^ 1));
     }
-    Mainloop<C>::drain(acc);
+    ML::drain(acc);
     // The tile's last stage, the one before the cursor, back to the producer.
-    if (k_blocks > 0 && release_lane) Mainloop<C>::release(s, cur.stage == 0 ? C.stages - 1 : cur.stage - 1);
+    if (k_blocks > 0 && release_lane) ML::release(s, cur.stage == 0 ? C.stages - 1 : cur.stage - 1);
     if (live_atoms == 0) continue;
     if constexpr (C.split_k) {  // only the tile's last unit stores
       if (p.split_k.k_splits > 1) {
@@ -159,10 +177,10 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         float zeros[kAtoms][C.tile_n / 2] = {};
         store_tile(zeros);
       } else {
-        store_tile(acc);
+        store_tile(ML::result(acc));
       }
     } else {
-      store_tile(acc);  // (a tile without k-blocks: the op reads zeros, see above)
+      store_tile(ML::result(acc));  // (a tile without k-blocks: the op reads zeros, see above)
     }
   }
 }
@@ -176,7 +194,8 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   // registers for addresses and the epilogue under their 232-240 (setmaxnreg).
   static_assert(C.m_atoms() * C.tile_n <= 2 * 192, "at most 192 fp32 accumulators a consumer thread");
   static_assert(!C.pingpong() || (C.consumers == 2 && C.tile_m % 64 == 0), "ping-pong: two warpgroups");
-  static_assert(C.tile_k == 64 && C.k_row_bytes() == 128, "tile_k is one 128-byte swizzle row of 16-bit elements");
+  static_assert(C.k_row_bytes() == 128 && C.tile_k == (C.ab == ElemType::e4m3 ? 128 : 64),
+                "tile_k is one 128-byte swizzle row: 64 16-bit elements or 128 e4m3");
   static_assert(C.ab != ElemType::fp32, "fp32 inputs have no wgmma path here");
   static_assert(C.cluster_m == 1 || C.cluster_m == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(C.epilogue == 0 || C.out != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");

@@ -72,6 +72,13 @@ struct Mainloop {
   /// member: NVRTC emits those into the PTX.)
   __device__ static constexpr bool gathers_rows() { return C.gather_a && C.group_axis == GroupAxis::m; }
 
+  /// The tile's k-blocks (the scheduler's 64-wide blocks).
+  __device__ __forceinline__ static int k_blocks(const TileCoord& tc) { return k_blocks_of(tc); }
+  /// What the store reads once the tile is done: the accumulators themselves.
+  __device__ __forceinline__ static Accumulators& result(Accumulators& acc) { return acc; }
+  /// Nothing to set up before a tile (the fp8 main loop clears its promoted sum and finds its scales).
+  __device__ __forceinline__ static void start_tile(Accumulators&, const GroupedGemmParams&, const TileCoord&, int) {}
+
   // ---------------------------------------------------------------- producer
   /// Loads the tile's k-blocks into the ring from `ring` on (advanced past them), each stage once
   /// its consumers have released it. One elected thread, or with a gathered operand the producer

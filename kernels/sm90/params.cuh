@@ -108,6 +108,16 @@ struct OpParams {
   int64_t score_grad_row_stride;
 };
 
+/// The fp8 main loop's scales (sm90/mainloop_fp8.cuh), K-major: A's 1x128 scales (rows of A, KB),
+/// B's 128x128 (G, ceil(N / 128), KB) with rows of exactly KB = ceil(K / 128). 24 bytes: it fills
+/// the tail padding of GroupedGemmParams, so the other kernels' parameters stay as they were.
+struct ScaleParams {
+  const float* a;
+  const float* b;
+  int32_t a_row_stride;    // elements between A's rows of scales (>= KB)
+  int32_t b_group_stride;  // elements between groups' scales (>= ceil(N / 128) * KB)
+};
+
 /// Everything the kernel reads at run time, one part per part of the kernel. One compiled kernel
 /// serves every problem size.
 struct GroupedGemmParams {
@@ -116,6 +126,7 @@ struct GroupedGemmParams {
   SchedulerParams scheduler;
   SplitKParams split_k;      // read only by the split-K twin (KernelConfig::split_k)
   OpParams op;               // read only by kernels with a fused epilogue op (KernelConfig::op)
+  ScaleParams scales;        // read only by the fp8 main loop (KernelConfig::ab == e4m3)
 };
 
 }  // namespace gemmops::kernels::sm90

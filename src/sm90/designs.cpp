@@ -132,8 +132,21 @@ const Sm90Design kDesigns[] = {
                      .tile_overhead_us = 1.5}},
 };
 
+// The fp8 main loop (kernels/sm90/mainloop_fp8.cuh). 128x128 cooperative: a consumer thread holds
+// two sets of 64 accumulators (the 128-K block's MMAs and the promoted sum), and one 128-column
+// tile is one 128x128 B scale block. 5 stages of 32 KiB. Trial: compiled, not yet run on a GPU, so
+// offered only with GEMMOPS_TRIAL_DESIGNS=1; the calibration is the bf16 128x128's, a guess.
+const Sm90Design kFp8Designs[] = {
+    {.design = Design{.tile_m = 128, .tile_n = 128, .tile_k = 128, .cluster_m = 1, .cluster_n = 1, .stages = 5,
+                      .schedule = Schedule::cooperative},
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.84, .bandwidth_efficiency = 0.85, .tile_overhead_us = 0.0},
+     .trial = true},
+};
+
 }  // namespace
 
 std::span<const Sm90Design> sm90_designs() { return kDesigns; }
+std::span<const Sm90Design> sm90_fp8_designs() { return kFp8Designs; }
 
 }  // namespace gemmops::sm90

@@ -31,7 +31,11 @@ struct Sm90Design {
 /// (the portable one's included), so trial designs rank last.
 inline constexpr double kTrialPenaltyUs = 1e9;
 
-/// Every registered design. Adding a design is one line in designs.cpp.
+/// Every registered design of 16-bit operands. Adding a design is one line in designs.cpp.
 std::span<const Sm90Design> sm90_designs();
+
+/// The designs of the fp8 main loop (e4m3 A and B, tile_k 128: one 128-byte row of e4m3), all
+/// trial until they pass the GPU suite (registered by provider.cpp for e4m3 -> bf16).
+std::span<const Sm90Design> sm90_fp8_designs();
 
 }  // namespace gemmops::sm90

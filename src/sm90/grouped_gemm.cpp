@@ -8,6 +8,7 @@
 #include "cuda/module.hpp"
 #include "jit/compile.hpp"
 #include "sm90/epilogue_support.hpp"
+#include "sm90/fp8_scales.hpp"
 #include "sm90/kernel_compile.hpp"
 #include "sm90/kernel_config.hpp"
 #include "sm90/kernel_problem.hpp"
@@ -27,6 +28,10 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   m.trial = d.trial;
   m.name = make_operator_name(m.target, "grouped_gemm", ab, out, DType::fp32, d.design);
   auto& c = m.constraints;
+  if (ab == DType::e4m3) {  // the fp8 main loop (fp8_scales.cpp)
+    set_fp8_constraints(c);
+    return m;
+  }
   c.kinds = {OperationKind::grouped_m, OperationKind::gemm, OperationKind::batched_gemm};
   // Consumers of 192 accumulators a thread leave the producer 24 registers (grouped_gemm.cuh), too
   // few for the K-grouped walk (its producer spilled): such a design serves the M-grouped forms only.

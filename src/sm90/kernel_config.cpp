@@ -11,9 +11,10 @@ kernels::sm90::ElemType elem_type(DType t) {
     case DType::bf16: return kernels::sm90::ElemType::bf16;
     case DType::fp16: return kernels::sm90::ElemType::fp16;
     case DType::fp32: return kernels::sm90::ElemType::fp32;
+    case DType::e4m3: return kernels::sm90::ElemType::e4m3;  // A and B of the fp8 main loop
     default: break;
   }
-  GEMMOPS_ASSERT(false, "sm90 kernels take bf16, fp16 or fp32 only; supports() refuses the rest");
+  GEMMOPS_ASSERT(false, "sm90 kernels take bf16, fp16, fp32 or e4m3 only; supports() refuses the rest");
 }
 
 kernels::sm90::EpilogueOp kernel_op(const EpilogueOps& ops) {
@@ -109,6 +110,7 @@ const char* elem_name(kernels::sm90::ElemType t) {
     case kernels::sm90::ElemType::bf16: return "bf16";
     case kernels::sm90::ElemType::fp16: return "fp16";
     case kernels::sm90::ElemType::fp32: return "fp32";
+    case kernels::sm90::ElemType::e4m3: return "e4m3";
   }
   return "bf16";
 }

@@ -15,7 +15,7 @@ namespace gemmops::sm90 {
 
 using kernels::sm90::KernelConfig;
 
-/// The kernel's element type for a (bf16, fp16, fp32) dtype.
+/// The kernel's element type for a (bf16, fp16, fp32, e4m3) dtype.
 kernels::sm90::ElemType elem_type(DType t);
 
 /// The kernel's compile-time epilogue op for `ops` with out of type `out` (the bias's dtype is read
@@ -41,9 +41,11 @@ std::string instantiation_text(const KernelConfig& c);
 
 /// Whether the kernel has a split-K twin in its cubin: M-grouped (and dense, batched) forms without
 /// an epilogue op and without wide accumulators (the fix-up spills beside 192 a thread), and not
-/// with a gathered A (its consumers keep 224 registers, and it has not been tried beside the fix-up).
+/// with a gathered A (its consumers keep 224 registers, and it has not been tried beside the fix-up),
+/// and not for fp8 operands (the fp8 main loop has no split-K yet).
 inline bool has_split_k_twin(const KernelConfig& c) {
-  return c.group_axis == kernels::sm90::GroupAxis::m && c.op.identity() && !c.wide_accumulators() && !c.gathers();
+  return c.group_axis == kernels::sm90::GroupAxis::m && c.op.identity() && !c.wide_accumulators() && !c.gathers() &&
+         c.ab != kernels::sm90::ElemType::e4m3;
 }
 
 }  // namespace gemmops::sm90

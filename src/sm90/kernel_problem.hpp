@@ -45,6 +45,10 @@ struct KernelProblem {
   int64_t scaled_activation_row_stride = 0;
   float* score_grad_partials = nullptr;
   int64_t score_grad_row_stride = 0;
+  // The fp8 main loop's scales (ScaleParams; fp8_scales.hpp): A's 1x128 and B's 128x128, K-major.
+  const float* a_scales = nullptr;
+  const float* b_scales = nullptr;
+  int64_t a_scale_row_stride = 0, b_scale_group_stride = 0;  // elements
 };
 
 /// The epilogue ops of `args` (both argument structs carry one).

@@ -24,6 +24,10 @@ namespace {
 using kernels::sm90::BMajor;
 using kernels::sm90::TensorMap;
 
+// The fp8 main loop's ScaleParams fill the tail padding of the parameters: a larger struct would
+// change every kernel's PTX (its parameter's size), not only the fp8 ones'.
+static_assert(sizeof(kernels::sm90::GroupedGemmParams) == 704, "GroupedGemmParams grew: every kernel's PTX changes");
+
 // The TMA element type of a dtype: its size is what the box and stride bytes count in. 8-bit floats
 // travel as bytes (TMA has no fp8 type); a dtype without one is refused, never taken for another.
 Result<CUtensorMapDataType> tma_type(DType t, const char* operand) {
@@ -194,6 +198,10 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   params.op.scaled_activation_row_stride = p.scaled_activation_row_stride;
   params.op.score_grad_partials = p.score_grad_partials;
   params.op.score_grad_row_stride = p.score_grad_row_stride;
+  params.scales.a = p.a_scales;
+  params.scales.b = p.b_scales;
+  params.scales.a_row_stride = static_cast<int32_t>(p.a_scale_row_stride);  // (fp8_scales.cpp checks the range)
+  params.scales.b_group_stride = static_cast<int32_t>(p.b_scale_group_stride);
   return params;
 }
 

@@ -7,6 +7,7 @@
 #include "core/env.hpp"
 #include "sm90/calibrations.hpp"
 #include "sm90/epilogue_support.hpp"
+#include "sm90/fp8_scales.hpp"
 #include "sm90/heuristics.hpp"
 
 namespace gemmops::sm90 {
@@ -18,6 +19,12 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
     return;
   }
   problem_ = *mapped;
+  if (ab == DType::e4m3) {
+    if (Status s = check_fp8_problem(args, problem_); !s) {
+      status_ = s;
+      return;
+    }
+  }
   const EpilogueOps& ops = epilogue_ops(args);
   if (Status s = check_epilogue(problem_, ops, design, out); !s) {
     status_ = s;
@@ -55,6 +62,7 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
   problem_.row_scale = nullptr;
   problem_.pre_activation = problem_.scaled_activation = nullptr;
   problem_.score_grad_partials = nullptr;
+  problem_.a_scales = problem_.b_scales = nullptr;
 }
 
 int Sm90Plan::splits() const {
@@ -77,6 +85,7 @@ KernelProblem Sm90Plan::bind(const Arguments& args) const {
     if (g->b_k_index) p.b_row_index = static_cast<const int32_t*>(g->b_k_index->data);
   }
   bind_epilogue(epilogue_ops(args), &p);
+  bind_fp8_scales(args, &p);
   return p;
 }
 

@@ -20,6 +20,12 @@ void register_sm90_operators(Registry& registry) {
       }
     }
   }
+  // The fp8 main loop: e4m3 A and B with block scales, bf16 out (trial designs: offered only with
+  // GEMMOPS_TRIAL_DESIGNS=1 until they pass the GPU suite).
+  for (const Sm90Design& d : sm90_fp8_designs()) {
+    Status s = registry.add(std::make_shared<GroupedGemmOperator>(d, DType::e4m3, DType::bf16));
+    GEMMOPS_ASSERT(s.is_ok(), "built-in sm90 operator names are unique");
+  }
 }
 
 }  // namespace gemmops::sm90

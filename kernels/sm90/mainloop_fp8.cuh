@@ -1,0 +1,172 @@
+// kernels/sm90/mainloop_fp8.cuh: the main loop of e4m3 operands with block scales (DeepGEMM's
+// recipe): k32 wgmmas per 128-K block into one fp32 register set, then that block's sum scaled by
+// a_scale(row, kb) * b_scale(kb, n block) and added into a second set, the one the store reads
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cuda/std/cstdint>
+
+#include "ptx/mbarrier.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/wgmma.cuh"
+#include "ptx/wgmma_fp8.cuh"
+#include "sm90/config.cuh"
+#include "sm90/mainloop.cuh"
+#include "sm90/params.cuh"
+#include "sm90/pipeline.cuh"
+#include "sm90/shared_storage.cuh"
+#include "sm90/stage_loads.cuh"
+#include "sm90/tile_scheduler.cuh"
+
+namespace gemmops::kernels::sm90 {
+
+/// The fp8 main loop: Mainloop<C>'s four functions (load_tile, mma_tile, drain, release) for e4m3 A
+/// and B, both K-major (8-bit wgmma reads only K-major shared memory), one 128-byte swizzle row =
+/// 128 K a stage (tile_k 128). Hopper's fp8 MMA accumulates with fewer bits than fp32, so the MMAs
+/// of one 128-K block start from zero and the block's sum is promoted into fp32 registers with its
+/// scales (1x128 for A's rows, 128x128 for B's, K-major: ScaleParams). M-grouped, no split-K, no
+/// op, no cluster yet. Each stage's MMAs are waited for before the promotion (the other consumer
+/// warpgroup's MMAs keep the tensor cores busy meanwhile), and the stage before is released then.
+template <KernelConfig C>
+struct Fp8Mainloop {
+  static_assert(C.ab == ElemType::e4m3 && C.tile_k == 128 && C.k_row_bytes() == 128,
+                "fp8: tile_k is one 128-byte swizzle row of e4m3, one scale block");
+  static_assert(C.a_major == AMajor::k && C.b_major == BMajor::k, "fp8 wgmma reads A and B K-major");
+  static_assert(C.tile_n == 128, "fp8: one 128-column tile is one 128x128 B scale block");
+  static_assert(C.group_axis == GroupAxis::m && !C.split_k && C.op.identity() && !C.gathers() && C.cluster_m == 1,
+                "fp8, first slice: M-grouped, no split-K, no epilogue op, no gather, no cluster");
+
+  static constexpr int kAtoms = C.m_atoms();
+  static constexpr int kFrag = C.tile_n / 2;  // fp32 accumulators of one 64-row atom a thread
+
+  /// A consumer warpgroup's registers: the MMAs' block sum, the promoted sum and where this
+  /// thread's rows' A scales and the tile's B scales are (set by start_tile).
+  struct Accumulators {
+    float block[kAtoms][kFrag];
+    float sum[kAtoms][kFrag];
+    const float* a_scale[kAtoms][2];  // the thread's two rows of each atom: k-block 0 of its scales
+    const float* b_scale;             // the tile's 128-column block of its group: k-block 0
+  };
+
+  /// What the store reads once the tile is done.
+  __device__ __forceinline__ static auto& result(Accumulators& acc) { return acc.sum; }
+
+  __device__ __forceinline__ static int k_blocks(const TileCoord& tc) {
+    return (tc.k_end - tc.k_begin + C.tile_k - 1) / C.tile_k;
+  }
+
+  /// Before a tile's MMAs: the promoted sum from zero and the scale pointers of the tile's rows
+  /// (a row past A's last, never stored, reads the last row's scales) and of its B block.
+  __device__ __forceinline__ static void start_tile(Accumulators& acc, const GroupedGemmParams& p,
+                                                    const TileCoord& tc, int row0) {
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a)
+#pragma unroll
+      for (int i = 0; i < kFrag; ++i) acc.sum[a][i] = 0.0f;
+    const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>((threadIdx.x / 32) % 4);
+    const int last_row = p.scheduler.rows - 1;
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = row0 + 64 * a + 16 * warp + lane / 4 + 8 * h;
+        acc.a_scale[a][h] = p.scales.a + static_cast<int64_t>(r < last_row ? r : last_row) * p.scales.a_row_stride;
+      }
+    // K-major 128x128 scales, (G, ceil(N / 128), KB) with KB contiguous and rows of exactly KB.
+    const int kb_count = (p.scheduler.k + 127) / 128;
+    acc.b_scale = p.scales.b + static_cast<int64_t>(tc.group) * p.scales.b_group_stride +
+                  static_cast<int64_t>(tc.col0 / 128) * kb_count;
+  }
+
+  // ---------------------------------------------------------------- producer
+  /// The tile's k-blocks into the ring by TMA (one elected thread), each stage once it is free.
+  __device__ __forceinline__ static void load_tile(const MainloopParams& m, const SchedulerParams& sched,
+                                                   SharedStorage<C>& s, const TileCoord& tc, uint32_t rank,
+                                                   [[maybe_unused]] int thread, PipelineCursor<C.stages>& ring) {
+    const int a_row0 = tc.a_row0 + static_cast<int>(rank) * C.tile_m;
+    const int blocks = k_blocks(tc);
+    for (int kb = 0; kb < blocks; ++kb) load_k_block(m, sched, s, tc, a_row0, kb, ring, rank);
+  }
+
+  /// The tile's `kb`-th 128-K block (K past the end is zero-filled by TMA in A and B alike, so a
+  /// partial last block adds nothing of the neighbours).
+  __device__ __forceinline__ static void load_k_block(const MainloopParams& m, const SchedulerParams& sched,
+                                                      SharedStorage<C>& s, const TileCoord& tc, int a_row0, int kb,
+                                                      PipelineCursor<C.stages>& ring, uint32_t rank) {
+    const int stage = ring.stage;
+    ptx::mbarrier_wait(s.empty(stage), ring.phase ^ 1);
+    uint64_t* bar = s.full(stage);
+    const int k0 = tc.k_begin + kb * C.tile_k;
+    ptx::mbarrier_arrive_expect_tx(bar, C.stage_bytes());
+    ptx::tma_load_2d(s.a() + stage * C.a_stage_bytes(), &m.map_a, k0, a_row0, bar);
+    load_b<C>(m, sched.n, s.b() + stage * C.b_stage_bytes(), k0, tc.col0, tc.group, bar, rank);
+    ring.advance();
+  }
+
+  // ---------------------------------------------------------------- consumers
+  /// The tile's k-blocks, stage by stage from `cur` on (advanced past them), each promoted.
+  /// (The tile and the consumer are the 16-bit loop's, for its K-edge clearing: M-grouped fp8 has none.)
+  __device__ __forceinline__ static void mma_tile(Accumulators& acc, SharedStorage<C>& s,
+                                                  [[maybe_unused]] const TileCoord& tc, int blocks,
+                                                  PipelineCursor<C.stages>& cur, int a_atom0, int live_atoms,
+                                                  [[maybe_unused]] int consumer, bool release_lane) {
+    for (int kb = 0; kb < blocks; ++kb) {
+      mma_k_block(acc, s, kb, cur, a_atom0, live_atoms, release_lane);
+      cur.advance();
+    }
+  }
+
+  /// Nothing is in flight after mma_tile (each block is waited for before its promotion).
+  __device__ __forceinline__ static void drain(Accumulators& acc) {
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc.sum[a]);
+  }
+
+  __device__ __forceinline__ static void release(SharedStorage<C>& s, int stage) { Mainloop<C>::release(s, stage); }
+
+  /// One 128-K block: its scales loaded before the stage's wait (their latency under it), its four
+  /// k32 MMAs from zero, waited for, the stage before released, then the promotion.
+  __device__ __forceinline__ static void mma_k_block(Accumulators& acc, SharedStorage<C>& s, int kb,
+                                                     const PipelineCursor<C.stages>& cur, int a_atom0,
+                                                     int live_atoms, bool release_lane) {
+    const int stage = cur.stage;
+    const float sb = __ldg(acc.b_scale + kb);
+    float scale[kAtoms][2];
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) scale[a][h] = __ldg(acc.a_scale[a][h] + kb);
+    ptx::mbarrier_wait(s.full(stage), cur.phase);
+    if (live_atoms > 0) {
+      constexpr int kAtomBytes = 64 * C.k_row_bytes();
+      const uint8_t* a_tile = s.a() + stage * C.a_stage_bytes() + a_atom0 * kAtomBytes;
+      const uint64_t desc_b = ptx::make_smem_desc_sw128(s.b() + stage * C.b_stage_bytes(), 16, 1024);
+#pragma unroll
+      for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc.block[a]);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < C.tile_k / 32; ++kk) {  // 32 e4m3 = 32 bytes along the swizzled row
+#pragma unroll
+        for (int a = 0; a < kAtoms; ++a) {
+          const uint64_t desc_a = ptx::make_smem_desc_sw128(a_tile + a * kAtomBytes, 16, 1024);
+          ptx::wgmma_m64n128k32_f32_e4m3(acc.block[a], ptx::desc_advance(desc_a, 32 * kk),
+                                         ptx::desc_advance(desc_b, 32 * kk), kk > 0 ? 1 : 0);
+        }
+      }
+      ptx::wgmma_commit();
+    }
+    ptx::wgmma_wait<0>();
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc.block[a]);
+    if (kb > 0 && release_lane) release(s, stage == 0 ? C.stages - 1 : stage - 1);
+    // Accumulator i of an atom sits on row lane / 4 + 8 * ((i / 2) % 2) of the warp's 16.
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a) {
+      const float s0 = scale[a][0] * sb, s1 = scale[a][1] * sb;
+#pragma unroll
+      for (int i = 0; i < kFrag; ++i) acc.sum[a][i] += acc.block[a][i] * ((i / 2) % 2 ? s1 : s0);
+    }
+  }
+};
+
+}  // namespace gemmops::kernels::sm90

@@ -1,0 +1,67 @@
+// tests/compile/test_sm90_fp8_compile.cpp: the fp8 main loop's kernels (kernels/sm90/mainloop_fp8.cuh)
+// compile with NVRTC for sm_90a, keep wgmma asynchronous and spill nothing, on every fp8 design; and
+// the fp8 operators compile from fake scaled tensors
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gemmops/gemmops.hpp"
+#include "jit/compile.hpp"
+#include "jit/nvrtc_api.hpp"
+#include "sm90/designs.hpp"
+#include "sm90/kernel_compile.hpp"
+#include "sm90/kernel_config.hpp"
+#include "support/ptxas_log.hpp"
+#include "support/sm90_operators.hpp"
+
+namespace gemmops {
+namespace {
+
+TEST(Sm90Fp8Compile, every_fp8_design_compiles_spill_free_with_wgmma_asynchronous) {
+  if (auto api = jit::nvrtc(); !api) GTEST_SKIP() << api.status().message();
+  int compiled = 0;
+  for (const sm90::Sm90Design& d : sm90::sm90_fp8_designs()) {
+    const sm90::KernelConfig c = sm90::make_kernel_config(d, DType::e4m3, DType::bf16, Major::k, Major::k, false);
+    ASSERT_FALSE(sm90::has_split_k_twin(c));  // the fp8 main loop has no split-K
+    const std::string label = testing::test_label("sm90_fp8_" + d.design.to_string());
+    SCOPED_TRACE(label);
+    jit::CompileRequest req = sm90::make_compile_request(label, c, Target::sm(90, true));
+    ASSERT_EQ(req.name_expressions.size(), 1u);
+    testing::expect_clean_compile(req, label);
+    ++compiled;
+  }
+  EXPECT_GE(compiled, 1);
+}
+
+/// M-grouped e4m3 A (TotalM, K) and B (G, K, N), both K-major, with K-major 1x128 / 128x128 scales.
+GroupedGemmArguments fake_fp8_grouped(int64_t G, int64_t M, int64_t K, int64_t N) {
+  const Device cuda = Device::cuda(0);
+  const int64_t kb = (K + 127) / 128, nb = (N + 127) / 128;
+  GroupedGemmArguments g{TensorDesc::contiguous(DType::e4m3, {M, K}, cuda),
+                         TensorDesc(DType::e4m3, {G, K, N}, {N * K, 1, K}, cuda),
+                         TensorDesc::contiguous(DType::bf16, {M, N}, cuda), DType::fp32,
+                         TensorDesc::contiguous(DType::i32, {G}, cuda)};
+  g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {M, kb}, cuda), ScaleGranularity::block_1x128};
+  g.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {G, nb, kb}, cuda), ScaleGranularity::block_128x128};
+  return g;
+}
+
+TEST(Sm90Fp8Compile, every_fp8_operator_compiles_from_fake_scaled_tensors) {
+  if (auto api = jit::nvrtc(); !api) GTEST_SKIP() << api.status().message();
+  int compiled = 0;
+  for (const OperatorPtr& op : testing::sm90_fp8_operators()) {
+    SCOPED_TRACE(op->name());
+    const GroupedGemmArguments g = fake_fp8_grouped(4, 256, 320, 256);  // K = 320: a partial last block
+    const Status s = op->supports(g);
+    ASSERT_TRUE(s) << s.to_string();
+    auto artifact = op->compile(g);
+    ASSERT_TRUE(artifact) << artifact.status().to_string();
+    EXPECT_NE(artifact->description().find("ElemType::e4m3"), std::string::npos) << artifact->description();
+    ++compiled;
+  }
+  EXPECT_GE(compiled, 1);
+}
+
+}  // namespace
+}  // namespace gemmops

@@ -1,0 +1,149 @@
+// tests/unit/test_sm90_fp8_support.cpp: what the fp8 main loop's operators serve and refuse (with the
+// operand and the rule), and that they are trial: not offered without GEMMOPS_TRIAL_DESIGNS=1
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gemmops/gemmops.hpp"
+#include "sm90/designs.hpp"
+#include "support/scoped_env.hpp"
+#include "support/sm90_operators.hpp"
+
+namespace gemmops {
+namespace {
+
+const Target kHopper = Target::sm(90, true);
+
+/// M-grouped e4m3 A (TotalM, K) and B (G, K, N), both K-major, K-major 1x128 / 128x128 scales.
+GroupedGemmArguments fp8_grouped(int64_t G = 4, int64_t M = 256, int64_t K = 320, int64_t N = 256) {
+  const Device cuda = Device::cuda(0);
+  const int64_t kb = (K + 127) / 128, nb = (N + 127) / 128;
+  GroupedGemmArguments g{TensorDesc::contiguous(DType::e4m3, {M, K}, cuda),
+                         TensorDesc(DType::e4m3, {G, K, N}, {N * K, 1, K}, cuda),
+                         TensorDesc::contiguous(DType::bf16, {M, N}, cuda), DType::fp32,
+                         TensorDesc::contiguous(DType::i32, {G}, cuda)};
+  g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {M, kb}, cuda), ScaleGranularity::block_1x128};
+  g.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {G, nb, kb}, cuda), ScaleGranularity::block_128x128};
+  return g;
+}
+
+OperatorPtr fp8_operator() {
+  const std::vector<OperatorPtr> ops = testing::sm90_fp8_operators();
+  return ops.empty() ? nullptr : ops.front();
+}
+
+/// `op` refuses `args` with a message that contains `what`.
+void expect_refused(const Operator& op, const Arguments& args, const std::string& what) {
+  const Status s = op.supports(args, kHopper);
+  EXPECT_FALSE(s) << "accepted; expected a refusal with \"" << what << "\"";
+  EXPECT_NE(s.message().find(what), std::string::npos) << s.message();
+}
+
+TEST(Sm90Fp8Support, the_fp8_operators_are_registered_as_trial_designs) {
+  const std::vector<OperatorPtr> ops = testing::sm90_fp8_operators();
+  ASSERT_FALSE(ops.empty());
+  for (const OperatorPtr& op : ops) {
+    EXPECT_TRUE(op->metadata().trial) << op->name();
+    EXPECT_EQ(op->metadata().design.tile_k, 128) << op->name();
+  }
+  for (const sm90::Sm90Design& d : sm90::sm90_fp8_designs()) EXPECT_TRUE(d.trial) << d.design.to_string();
+}
+
+TEST(Sm90Fp8Support, serves_block_scaled_e4m3_m_grouped_incl_k_not_a_multiple_of_128) {
+  const OperatorPtr op = fp8_operator();
+  ASSERT_NE(op, nullptr);
+  for (int64_t k : {128, 320, 16, 4096}) {
+    const Status s = op->supports(fp8_grouped(4, 256, k, 256), kHopper);
+    EXPECT_TRUE(s) << "K = " << k << ": " << s.to_string();
+  }
+}
+
+TEST(Sm90Fp8Support, refuses_e4m3_and_bf16_mixed) {
+  const OperatorPtr op = fp8_operator();
+  ASSERT_NE(op, nullptr);
+  GroupedGemmArguments g = fp8_grouped();
+  g.B = TensorDesc(DType::bf16, g.B.shape, g.B.strides, g.B.device);
+  g.b_scales.reset();
+  const Status s = op->supports(g, kHopper);
+  EXPECT_FALSE(s);
+  EXPECT_EQ(s.message().rfind("B", 0), 0u) << s.message();  // names B
+}
+
+TEST(Sm90Fp8Support, refuses_k_not_a_multiple_of_16_bytes) {
+  const OperatorPtr op = fp8_operator();
+  ASSERT_NE(op, nullptr);
+  const Status s = op->supports(fp8_grouped(4, 256, 136, 256), kHopper);
+  EXPECT_FALSE(s);
+  EXPECT_EQ(s.message().rfind("A", 0), 0u) << s.message();  // names A (its rows' 16-byte rule)
+}
+
+TEST(Sm90Fp8Support, refuses_unscaled_operands_naming_the_scales) {
+  const OperatorPtr op = fp8_operator();
+  ASSERT_NE(op, nullptr);
+  GroupedGemmArguments g = fp8_grouped();
+  g.a_scales.reset();
+  expect_refused(*op, g, "a_scales: the fp8 main loop needs A's block_1x128 scales");
+  g = fp8_grouped();
+  g.b_scales.reset();
+  expect_refused(*op, g, "b_scales: the fp8 main loop needs B's block_128x128 scales");
+}
+
+TEST(Sm90Fp8Support, refuses_other_granularities_and_layouts_naming_the_operand) {
+  const OperatorPtr op = fp8_operator();
+  ASSERT_NE(op, nullptr);
+  const Device cuda = Device::cuda(0);
+  GroupedGemmArguments g = fp8_grouped(4, 256, 320, 256);
+  g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {256}, cuda), ScaleGranularity::row};
+  expect_refused(*op, g, "a_scales: row scaling is not served by this operator");
+  g = fp8_grouped(4, 256, 320, 256);
+  g.a_scales = OperandScales{TensorDesc(DType::fp32, {256, 3}, {1, 256}, cuda), ScaleGranularity::block_1x128,
+                             ScaleLayout::mn_major};
+  expect_refused(*op, g, "a_scales: mn_major block scales are not served by this operator");
+  g = fp8_grouped(4, 256, 320, 256);
+  g.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {4, 256, 3}, cuda), ScaleGranularity::block_1x128};
+  expect_refused(*op, g, "b_scales: block_1x128 scaling is not served by this operator");
+}
+
+TEST(Sm90Fp8Support, refuses_padded_rows_of_b_scales) {
+  const OperatorPtr op = fp8_operator();
+  ASSERT_NE(op, nullptr);
+  GroupedGemmArguments g = fp8_grouped(4, 256, 320, 256);  // KB = 3, N blocks 2
+  g.b_scales = OperandScales{TensorDesc(DType::fp32, {4, 2, 3}, {8, 4, 1}, Device::cuda(0)),
+                             ScaleGranularity::block_128x128};
+  expect_refused(*op, g, "b_scales: the fp8 main loop reads 128x128 scales whose N blocks are ceil(K/128) = 3");
+}
+
+TEST(Sm90Fp8Support, refuses_an_epilogue_op) {
+  const OperatorPtr op = fp8_operator();
+  ASSERT_NE(op, nullptr);
+  GroupedGemmArguments g = fp8_grouped();
+  g.epilogue.activation = Activation::silu;
+  EXPECT_FALSE(op->supports(g, kHopper));
+}
+
+TEST(Sm90Fp8Support, discovery_offers_it_only_with_the_trial_opt_in) {
+  const OperatorPtr fp8 = fp8_operator();
+  ASSERT_NE(fp8, nullptr);
+  const GroupedGemmArguments g = fp8_grouped();
+  auto offered = [&] {
+    for (const OperatorPtr& op : get_operators(g, kHopper))
+      if (op->name() == fp8->name()) return true;
+    return false;
+  };
+  {
+    testing::ScopedEnv no_trial{{"GEMMOPS_TRIAL_DESIGNS", "0"}};
+    EXPECT_FALSE(offered());
+    bool rejected_with_reason = false;
+    for (const Rejection& r : get_rejections(g, kHopper))
+      if (r.op && r.op->name() == fp8->name())
+        rejected_with_reason = r.reason.message().find("GEMMOPS_TRIAL_DESIGNS=1") != std::string::npos;
+    EXPECT_TRUE(rejected_with_reason);
+  }
+  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+  EXPECT_TRUE(offered());
+}
+
+}  // namespace
+}  // namespace gemmops
