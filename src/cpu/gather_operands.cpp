@@ -35,6 +35,19 @@ TensorDesc over(const TensorDesc& t, int64_t rows, int64_t cols, std::vector<std
   return d;
 }
 
+// t's rows (axis 0) or columns (axis 1) read through idx, copied row-major into `storage`, as a
+// tensor over it; an index outside t reads zeros.
+TensorDesc gather_along(const TensorDesc& t, const TensorDesc& idx, int axis, std::vector<std::byte>& storage) {
+  const int64_t n = idx.shape[0], extent = t.size(axis);
+  const int64_t rows = axis == 0 ? n : t.size(0), cols = axis == 0 ? t.size(1) : n;
+  copy_elements(storage, t, rows, cols, [&](int64_t r, int64_t c) -> int64_t {
+    const int32_t v = index_at(idx, axis == 0 ? r : c);
+    if (v < 0 || v >= extent) return -1;
+    return axis == 0 ? v * t.stride(0) + c * t.stride(1) : r * t.stride(0) + v * t.stride(1);
+  });
+  return over(t, rows, cols, storage);
+}
+
 }  // namespace
 
 bool has_gathered_operands(const GroupedGemmArguments& g) {
@@ -44,35 +57,16 @@ bool has_gathered_operands(const GroupedGemmArguments& g) {
 GatheredOperands gather_operands(const GroupedGemmArguments& g) {
   GatheredOperands out;
   GroupedGemmArguments plain = g;
-  const TensorDesc &A = g.A, &B = g.B;
-  if (g.a_row_index) {
-    const TensorDesc& idx = *g.a_row_index;
-    const int64_t total_m = idx.shape[0], k = A.size(1), rows = A.size(0);
-    copy_elements(out.a, A, total_m, k, [&](int64_t r, int64_t c) -> int64_t {
-      const int32_t v = index_at(idx, r);
-      return v < 0 || v >= rows ? -1 : v * A.stride(0) + c * A.stride(1);
-    });
-    plain.A = over(A, total_m, k, out.a);
+  if (g.a_row_index) {  // M-grouped: A's rows
+    plain.A = gather_along(g.A, *g.a_row_index, 0, out.a);
     plain.a_row_index.reset();
   }
-  if (g.a_k_index) {
-    const TensorDesc& idx = *g.a_k_index;
-    const int64_t m = A.size(0), total_k = idx.shape[0], cols = A.size(1);
-    copy_elements(out.a, A, m, total_k, [&](int64_t r, int64_t k) -> int64_t {
-      const int32_t v = index_at(idx, k);
-      return v < 0 || v >= cols ? -1 : r * A.stride(0) + v * A.stride(1);
-    });
-    plain.A = over(A, m, total_k, out.a);
+  if (g.a_k_index) {  // K-grouped: A's columns
+    plain.A = gather_along(g.A, *g.a_k_index, 1, out.a);
     plain.a_k_index.reset();
   }
-  if (g.b_k_index) {
-    const TensorDesc& idx = *g.b_k_index;
-    const int64_t n = B.size(1), total_k = idx.shape[0], rows = B.size(0);
-    copy_elements(out.b, B, total_k, n, [&](int64_t k, int64_t c) -> int64_t {
-      const int32_t v = index_at(idx, k);
-      return v < 0 || v >= rows ? -1 : v * B.stride(0) + c * B.stride(1);
-    });
-    plain.B = over(B, total_k, n, out.b);
+  if (g.b_k_index) {  // K-grouped: B's rows
+    plain.B = gather_along(g.B, *g.b_k_index, 0, out.b);
     plain.b_k_index.reset();
   }
   out.args = plain;

@@ -12,6 +12,7 @@
 #include "sm90/designs.hpp"
 #include "sm90/kernel_compile.hpp"
 #include "sm90/kernel_config.hpp"
+#include "support/problems.hpp"
 #include "support/ptxas_log.hpp"
 #include "support/sm90_operators.hpp"
 
@@ -34,25 +35,12 @@ TEST(Sm90Fp8Compile, every_fp8_design_compiles_spill_free_with_wgmma_asynchronou
   EXPECT_GE(compiled, 1);
 }
 
-/// M-grouped e4m3 A (TotalM, K) and B (G, K, N), both K-major, with K-major 1x128 / 128x128 scales.
-GroupedGemmArguments fake_fp8_grouped(int64_t G, int64_t M, int64_t K, int64_t N) {
-  const Device cuda = Device::cuda(0);
-  const int64_t kb = (K + 127) / 128, nb = (N + 127) / 128;
-  GroupedGemmArguments g{TensorDesc::contiguous(DType::e4m3, {M, K}, cuda),
-                         TensorDesc(DType::e4m3, {G, K, N}, {N * K, 1, K}, cuda),
-                         TensorDesc::contiguous(DType::bf16, {M, N}, cuda), DType::fp32,
-                         TensorDesc::contiguous(DType::i32, {G}, cuda)};
-  g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {M, kb}, cuda), ScaleGranularity::block_1x128};
-  g.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {G, nb, kb}, cuda), ScaleGranularity::block_128x128};
-  return g;
-}
-
 TEST(Sm90Fp8Compile, every_fp8_operator_compiles_from_fake_scaled_tensors) {
   if (auto api = jit::nvrtc(); !api) GTEST_SKIP() << api.status().message();
   int compiled = 0;
   for (const OperatorPtr& op : testing::sm90_fp8_operators()) {
     SCOPED_TRACE(op->name());
-    const GroupedGemmArguments g = fake_fp8_grouped(4, 256, 320, 256);  // K = 320: a partial last block
+    const GroupedGemmArguments g = testing::make_fp8_grouped(4, 256, 320, 256);  // K = 320: a partial last block
     const Status s = op->supports(g);
     ASSERT_TRUE(s) << s.to_string();
     auto artifact = op->compile(g);

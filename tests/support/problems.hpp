@@ -78,4 +78,20 @@ inline GroupedGemmArguments moe_weight_gradient(int64_t groups, int64_t total_k,
                               TensorDesc::contiguous(DType::i32, {groups}, Device::cuda(0))};
 }
 
+/// M-grouped e4m3 A (TotalM, K) and B (G, K, N), both K-major, bf16 out, with K-major 1x128 (A) and
+/// 128x128 (B) block scales: what the sm90 fp8 main loop serves. Fake, on cuda:0.
+inline GroupedGemmArguments make_fp8_grouped(int64_t groups = 4, int64_t total_m = 256, int64_t k = 320,
+                                             int64_t n = 256) {
+  const Device cuda = Device::cuda(0);
+  const int64_t kb = (k + 127) / 128, nb = (n + 127) / 128;
+  GroupedGemmArguments g{TensorDesc::contiguous(DType::e4m3, {total_m, k}, cuda),
+                         TensorDesc(DType::e4m3, {groups, k, n}, {n * k, 1, k}, cuda),
+                         TensorDesc::contiguous(DType::bf16, {total_m, n}, cuda), DType::fp32,
+                         TensorDesc::contiguous(DType::i32, {groups}, cuda)};
+  g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {total_m, kb}, cuda), ScaleGranularity::block_1x128};
+  g.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {groups, nb, kb}, cuda),
+                             ScaleGranularity::block_128x128};
+  return g;
+}
+
 }  // namespace gemmops::testing

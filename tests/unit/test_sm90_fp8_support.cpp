@@ -8,6 +8,7 @@
 
 #include "gemmops/gemmops.hpp"
 #include "sm90/designs.hpp"
+#include "support/problems.hpp"
 #include "support/scoped_env.hpp"
 #include "support/sm90_operators.hpp"
 
@@ -15,19 +16,6 @@ namespace gemmops {
 namespace {
 
 const Target kHopper = Target::sm(90, true);
-
-/// M-grouped e4m3 A (TotalM, K) and B (G, K, N), both K-major, K-major 1x128 / 128x128 scales.
-GroupedGemmArguments fp8_grouped(int64_t G = 4, int64_t M = 256, int64_t K = 320, int64_t N = 256) {
-  const Device cuda = Device::cuda(0);
-  const int64_t kb = (K + 127) / 128, nb = (N + 127) / 128;
-  GroupedGemmArguments g{TensorDesc::contiguous(DType::e4m3, {M, K}, cuda),
-                         TensorDesc(DType::e4m3, {G, K, N}, {N * K, 1, K}, cuda),
-                         TensorDesc::contiguous(DType::bf16, {M, N}, cuda), DType::fp32,
-                         TensorDesc::contiguous(DType::i32, {G}, cuda)};
-  g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {M, kb}, cuda), ScaleGranularity::block_1x128};
-  g.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {G, nb, kb}, cuda), ScaleGranularity::block_128x128};
-  return g;
-}
 
 OperatorPtr fp8_operator() {
   const std::vector<OperatorPtr> ops = testing::sm90_fp8_operators();
@@ -55,7 +43,7 @@ TEST(Sm90Fp8Support, serves_block_scaled_e4m3_m_grouped_incl_k_not_a_multiple_of
   const OperatorPtr op = fp8_operator();
   ASSERT_NE(op, nullptr);
   for (int64_t k : {128, 320, 16, 4096}) {
-    const Status s = op->supports(fp8_grouped(4, 256, k, 256), kHopper);
+    const Status s = op->supports(testing::make_fp8_grouped(4, 256, k, 256), kHopper);
     EXPECT_TRUE(s) << "K = " << k << ": " << s.to_string();
   }
 }
@@ -63,7 +51,7 @@ TEST(Sm90Fp8Support, serves_block_scaled_e4m3_m_grouped_incl_k_not_a_multiple_of
 TEST(Sm90Fp8Support, refuses_e4m3_and_bf16_mixed) {
   const OperatorPtr op = fp8_operator();
   ASSERT_NE(op, nullptr);
-  GroupedGemmArguments g = fp8_grouped();
+  GroupedGemmArguments g = testing::make_fp8_grouped();
   g.B = TensorDesc(DType::bf16, g.B.shape, g.B.strides, g.B.device);
   g.b_scales.reset();
   const Status s = op->supports(g, kHopper);
@@ -74,7 +62,7 @@ TEST(Sm90Fp8Support, refuses_e4m3_and_bf16_mixed) {
 TEST(Sm90Fp8Support, refuses_k_not_a_multiple_of_16_bytes) {
   const OperatorPtr op = fp8_operator();
   ASSERT_NE(op, nullptr);
-  const Status s = op->supports(fp8_grouped(4, 256, 136, 256), kHopper);
+  const Status s = op->supports(testing::make_fp8_grouped(4, 256, 136, 256), kHopper);
   EXPECT_FALSE(s);
   EXPECT_EQ(s.message().rfind("A", 0), 0u) << s.message();  // names A (its rows' 16-byte rule)
 }
@@ -82,10 +70,10 @@ TEST(Sm90Fp8Support, refuses_k_not_a_multiple_of_16_bytes) {
 TEST(Sm90Fp8Support, refuses_unscaled_operands_naming_the_scales) {
   const OperatorPtr op = fp8_operator();
   ASSERT_NE(op, nullptr);
-  GroupedGemmArguments g = fp8_grouped();
+  GroupedGemmArguments g = testing::make_fp8_grouped();
   g.a_scales.reset();
   expect_refused(*op, g, "a_scales: the fp8 main loop needs A's block_1x128 scales");
-  g = fp8_grouped();
+  g = testing::make_fp8_grouped();
   g.b_scales.reset();
   expect_refused(*op, g, "b_scales: the fp8 main loop needs B's block_128x128 scales");
 }
@@ -94,14 +82,14 @@ TEST(Sm90Fp8Support, refuses_other_granularities_and_layouts_naming_the_operand)
   const OperatorPtr op = fp8_operator();
   ASSERT_NE(op, nullptr);
   const Device cuda = Device::cuda(0);
-  GroupedGemmArguments g = fp8_grouped(4, 256, 320, 256);
+  GroupedGemmArguments g = testing::make_fp8_grouped(4, 256, 320, 256);
   g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {256}, cuda), ScaleGranularity::row};
   expect_refused(*op, g, "a_scales: row scaling is not served by this operator");
-  g = fp8_grouped(4, 256, 320, 256);
+  g = testing::make_fp8_grouped(4, 256, 320, 256);
   g.a_scales = OperandScales{TensorDesc(DType::fp32, {256, 3}, {1, 256}, cuda), ScaleGranularity::block_1x128,
                              ScaleLayout::mn_major};
   expect_refused(*op, g, "a_scales: mn_major block scales are not served by this operator");
-  g = fp8_grouped(4, 256, 320, 256);
+  g = testing::make_fp8_grouped(4, 256, 320, 256);
   g.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {4, 256, 3}, cuda), ScaleGranularity::block_1x128};
   expect_refused(*op, g, "b_scales: block_1x128 scaling is not served by this operator");
 }
@@ -109,7 +97,7 @@ TEST(Sm90Fp8Support, refuses_other_granularities_and_layouts_naming_the_operand)
 TEST(Sm90Fp8Support, refuses_padded_rows_of_b_scales) {
   const OperatorPtr op = fp8_operator();
   ASSERT_NE(op, nullptr);
-  GroupedGemmArguments g = fp8_grouped(4, 256, 320, 256);  // KB = 3, N blocks 2
+  GroupedGemmArguments g = testing::make_fp8_grouped(4, 256, 320, 256);  // KB = 3, N blocks 2
   g.b_scales = OperandScales{TensorDesc(DType::fp32, {4, 2, 3}, {8, 4, 1}, Device::cuda(0)),
                              ScaleGranularity::block_128x128};
   expect_refused(*op, g, "b_scales: the fp8 main loop reads 128x128 scales whose N blocks are ceil(K/128) = 3");
@@ -118,7 +106,7 @@ TEST(Sm90Fp8Support, refuses_padded_rows_of_b_scales) {
 TEST(Sm90Fp8Support, refuses_an_epilogue_op) {
   const OperatorPtr op = fp8_operator();
   ASSERT_NE(op, nullptr);
-  GroupedGemmArguments g = fp8_grouped();
+  GroupedGemmArguments g = testing::make_fp8_grouped();
   g.epilogue.activation = Activation::silu;
   EXPECT_FALSE(op->supports(g, kHopper));
 }
@@ -126,7 +114,7 @@ TEST(Sm90Fp8Support, refuses_an_epilogue_op) {
 TEST(Sm90Fp8Support, discovery_offers_it_only_with_the_trial_opt_in) {
   const OperatorPtr fp8 = fp8_operator();
   ASSERT_NE(fp8, nullptr);
-  const GroupedGemmArguments g = fp8_grouped();
+  const GroupedGemmArguments g = testing::make_fp8_grouped();
   auto offered = [&] {
     for (const OperatorPtr& op : get_operators(g, kHopper))
       if (op->name() == fp8->name()) return true;
