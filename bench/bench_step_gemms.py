@@ -28,9 +28,10 @@ from bench_common import LAYER_CONFIGS, SMOKE_CONFIGS, device_or_exit, select  #
 NO_DEVICE = "bench_step_gemms.py needs a CUDA device; found none"
 
 
-def step_gemm_arguments(cfg, device, seed=0):
+def step_gemm_arguments(cfg, device, seed=0, twins=False):
     """{piece: (GroupedGemmArguments, FLOPs)} of one step of cfg's layer (SwiGLU, concatenated gate),
-    with the tensors that keep them alive. The router routes as bench_layer.py's router rows do."""
+    with the tensors that keep them alive. The router routes as bench_layer.py's router rows do.
+    twins: also "piece | variant" rows, the same product without the gather and/or the epilogue."""
     import gemmops as core
     from gemmops.torch import moe
 
@@ -65,10 +66,30 @@ def step_gemm_arguments(cfg, device, seed=0):
                                              scaled_activation=empty(S, I),
                                              score_grad_partials=empty(S, core.score_grad_chunks(I), dtype=torch.float32)),
                             a_row_index=rows), 2 * S * H * I),
-        "dW2": (args(scaled.t(), dout, empty(E, I, H), "float32", offsets, b_k_index=rows), 2 * S * I * H),
+        # w_down is the transposed view of an (E, H, I) weight: dW2 is computed as (E, H, I) (moe.py).
+        "dW2": (args(dout.t(), scaled, empty(E, H, I), "float32", offsets, a_k_index=rows), 2 * S * I * H),
         "dW1": (args(x.t(), dh, empty(E, H, 2 * I), "float32", offsets, a_k_index=rows), 2 * S * H * 2 * I),
         "up dgrad": (args(dh, wu.transpose(-2, -1), empty(S, H), "float32", offsets, True), 2 * S * 2 * I * H),
     }
+    if twins:
+        # The same products without the gather and without the epilogue's work, each step of the
+        # difference its own row: what the gathered producer and the fused epilogue cost per piece.
+        x_rows, dout_rows = randn(S, H), randn(S, H)
+        pieces.update({
+            "up | dense A, SwiGLU": (args(x_rows, wu, empty(S, I), "float32", offsets, True,
+                                          core.EpilogueOps("swiglu", pre_activation=empty(S, 2 * I))), 2 * S * H * 2 * I),
+            "up | gathered A, plain": (args(x, wu, empty(S, 2 * I), "float32", offsets, True, a_row_index=rows),
+                                       2 * S * H * 2 * I),
+            "up | dense A, plain": (args(x_rows, wu, empty(S, 2 * I), "float32", offsets, True), 2 * S * H * 2 * I),
+            "down dgrad | dense A, plain": (args(dout_rows, wd.transpose(-2, -1), empty(S, I), "float32", offsets, True),
+                                            2 * S * H * I),
+            "dW2 | dense": (args(dout_rows.t(), scaled, empty(E, H, I), "float32", offsets), 2 * S * I * H),
+            "dW2 | (E, I, H), b_k_index": (args(scaled.t(), dout, empty(E, I, H), "float32", offsets, b_k_index=rows),
+                                           2 * S * I * H),
+            "dW1 | (E, 2I, H), b_k_index": (args(dh.t(), x, empty(E, 2 * I, H), "float32", offsets, b_k_index=rows),
+                                            2 * S * H * 2 * I),
+            "dW1 | dense": (args(x_rows.t(), dh, empty(E, H, 2 * I), "float32", offsets), 2 * S * H * 2 * I),
+        })
     return pieces
 
 
@@ -78,6 +99,9 @@ def main(argv=None):
                     ", ".join(c.key for c in LAYER_CONFIGS if not c.forward_only))
     ap.add_argument("--reps", type=int, default=10, help="replays per candidate (the median is reported)")
     ap.add_argument("--csv", help="every candidate's time: config, piece, operator, rank, us, TFLOP/s")
+    ap.add_argument("--twins", action="store_true",
+                    help="also time each piece's pick without the gather and without the epilogue (the same design "
+                         "where it serves them): what the gather and the fused epilogue cost")
     a = ap.parse_args(argv)
     device = device_or_exit("cuda", NO_DEVICE)
     if device is None:
@@ -91,8 +115,15 @@ def main(argv=None):
     for cfg in select(a.configs, LAYER_CONFIGS + SMOKE_CONFIGS, "configuration"):
         print(f"== {cfg.model}: T={cfg.T} E={cfg.E} H={cfg.H} I={cfg.I} top-{cfg.topk}", flush=True)
         best_sum = pick_sum = 0.0
-        for piece, (args, flops) in step_gemm_arguments(cfg, device).items():
+        picks = {}
+        for piece, (args, flops) in step_gemm_arguments(cfg, device, twins=a.twins).items():
             candidates = core.get_operators(args)
+            if " | " in piece:  # a twin: the real piece's pick only, where it serves the twin
+                real = picks.get(piece.split(" | ")[0])
+                same = [o for o in candidates if o.name == real]
+                candidates = same or candidates[:3]  # another form: its first three
+            else:
+                picks[piece] = candidates[0].name if candidates else None
             runs = {}
             for o in candidates:
                 art = o.compile(args)
@@ -100,7 +131,7 @@ def main(argv=None):
             us = timer.interleaved_medians_us(runs, reps=a.reps) if runs else {}
             rank = {o.name: i for i, o in enumerate(candidates)}
             ordered = sorted(us.items(), key=lambda kv: kv[1])
-            if ordered:
+            if ordered and " | " not in piece:
                 best_sum += ordered[0][1]
                 pick_sum += us[candidates[0].name]
             print(f"  {piece}: {len(candidates)} candidates; pick {us.get(candidates[0].name, float('nan')):.1f} us, "

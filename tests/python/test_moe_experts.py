@@ -27,7 +27,7 @@ def reference(x, ids, w, w_gate_up, w_down, activation, gate_layout):
     return torch.stack(rows)
 
 
-def problem(T, E, k, activation, seed=0):
+def problem(T, E, k, activation, seed=0, down_layout="contiguous"):
     g = torch.Generator().manual_seed(seed)
     n_up = 2 * I if activation in ("swiglu", "swiglu_oss") else I
     x = torch.randn(T, H, generator=g)
@@ -38,7 +38,10 @@ def problem(T, E, k, activation, seed=0):
     w = torch.rand(T, k, generator=g)
     # w_gate_up as the transposed view of an (E, N, H) weight, as nn.Linear stores it.
     w_gate_up = (torch.randn(E, n_up, H, generator=g) / H ** 0.5).transpose(-2, -1)
-    w_down = torch.randn(E, I, H, generator=g) / I ** 0.5
+    if down_layout == "transposed":  # the transposed view of an (E, H, I) nn.Linear-style weight
+        w_down = (torch.randn(E, H, I, generator=g) / I ** 0.5).transpose(-2, -1)
+    else:
+        w_down = torch.randn(E, I, H, generator=g) / I ** 0.5
     return x, ids, w, w_gate_up, w_down
 
 
@@ -46,8 +49,8 @@ def leaves(*ts):
     return [t.detach().clone().requires_grad_(True) for t in ts]
 
 
-def check(T, E, k, activation, gate_layout="concatenated"):
-    x, ids, w, wu, wd = problem(T, E, k, activation)
+def check(T, E, k, activation, gate_layout="concatenated", down_layout="contiguous"):
+    x, ids, w, wu, wd = problem(T, E, k, activation, down_layout=down_layout)
     xe, we, ue, de = leaves(x, w, wu, wd)
     xr, wr, ur, dr = leaves(x, w, wu, wd)
     got = gt.moe_experts(xe, ids, we, ue, de, activation, gate_layout)
@@ -58,6 +61,18 @@ def check(T, E, k, activation, gate_layout="concatenated"):
     (want * grad.double()).sum().backward()
     for a, b, what in ((xe, xr, "x"), (we, wr, "topk_weights"), (ue, ur, "w_gate_up"), (de, dr, "w_down")):
         torch.testing.assert_close(a.grad.double(), b.grad.double(), rtol=5e-4, atol=5e-4, msg=what)
+
+
+@pytest.mark.parametrize("down_layout", ["contiguous", "transposed"])
+def test_both_down_weight_layouts_match_and_the_down_gradient_comes_in_the_weights_layout(down_layout):
+    check(T=45, E=5, k=2, activation="swiglu", down_layout=down_layout)
+    # The gradient as the op returns it (before autograd's accumulation, which would copy a gradient
+    # of another layout into the weight's) has w_down's strides: nothing to copy into .grad.
+    x, ids, w, wu, wd = problem(45, 5, 2, "swiglu", down_layout=down_layout)
+    xe, we, ue, de = leaves(x, w, wu, wd)
+    out = gt.moe_experts(xe, ids, we, ue, de)
+    (d_down,) = torch.autograd.grad(out, [de], torch.ones_like(out))
+    assert d_down.stride() == de.stride(), (d_down.stride(), de.stride())
 
 
 @pytest.mark.parametrize("activation,gate_layout", [("swiglu", "concatenated"), ("swiglu", "interleaved"),

@@ -50,7 +50,7 @@ def _backward(dout: torch.Tensor, x: torch.Tensor, w_gate_up: torch.Tensor, w_do
 def _backward_fake(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, weight_dtype, activation,
                    gate_layout):
     return [x.new_empty(x.shape), torch.empty(pair.shape, dtype=weight_dtype, device=x.device),
-            w_gate_up.new_empty(w_gate_up.shape), w_down.new_empty(w_down.shape)]
+            w_gate_up.new_empty(w_gate_up.shape), moe.d_w_down_like(w_down)]
 
 
 def _setup_context(ctx, inputs, output):

@@ -146,6 +146,27 @@ def forward_step(x, topk_ids, topk_weights, w_gate_up, w_down, activation: str, 
     return out, ((offsets, rows, pair, h, scores.reshape(-1)[order]) if keep else None)
 
 
+def d_w_down_like(w_down: torch.Tensor) -> torch.Tensor:
+    """An empty tensor of the layout backward_step gives w_down's gradient: (E, H, I) transposed where
+    w_down is such a view (I contiguous), else contiguous (E, I, H). (The custom op's fake says so.)"""
+    if w_down.stride(-2) == 1:
+        return w_down.new_empty((*w_down.shape[:-2], w_down.shape[-1], w_down.shape[-2])).transpose(-2, -1)
+    return w_down.new_empty(w_down.shape)
+
+
+def _d_w_down(a_scaled, dout, offsets, rows, w_down):
+    """dW2 (E, I, H) = a'^T dout per expert, K-grouped over its pairs, dout's rows read through the
+    index; None where no operator serves it. Where w_down is the transposed view of an (E, H, I)
+    weight (nn.Linear's layout) it is computed as (E, H, I) = dout^T a', transposed back: the gradient
+    then has the weight's own layout (autograd accumulates it into .grad without a copy), and the
+    gathered operand is A, which a 2-CTA cluster serves (B, a', multicast to both)."""
+    if w_down.stride(-2) == 1:
+        d_t = grouped_mm_k_gathered(dout.source.t(), a_scaled, offsets, a_k_index=rows)  # (E, H, I)
+        if d_t is not None:
+            return d_t.transpose(-2, -1)
+    return grouped_mm_k_gathered(a_scaled.t(), dout.source, offsets, b_k_index=rows)
+
+
 def backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, weight_dtype, activation: str,
                   gate_layout: str):
     """The backward (MOE_STEP.md steps 4-8): (dx, d_topk_weights, d_w_gate_up, d_w_down)."""
@@ -161,14 +182,18 @@ def backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, we
     d_topk = ds[pair.long()].view(tokens, k).to(weight_dtype)
     # The weight gradients: K-grouped over each expert's pairs, reading dout's and x's token rows
     # through the index where an operator serves that, else from gathered copies.
-    d_w_down = grouped_mm_k_gathered(a_scaled.t(), dout.source, offsets, b_k_index=rows)  # (E, I, H)
+    d_w_down = _d_w_down(a_scaled, dout, offsets, rows, w_down)  # (E, I, H), w_down's layout where served
     if d_w_down is None:
         d_w_down = grouped_mm(a_scaled.t(), dout.copy(), offsets)
     del a_scaled, dout  # (S, I), and dout's gathered copy if a fallback made one
     d_w_gate_up = grouped_mm_k_gathered(x.t(), dh, offsets, a_k_index=rows)  # (E, H, N_up)
     if d_w_gate_up is None:
         d_w_gate_up = grouped_mm(x[rows.long()].t(), dh, offsets)
-    return dx, d_topk, d_w_gate_up.to(w_gate_up.dtype), d_w_down.to(w_down.dtype)
+    d_w_down = d_w_down.to(w_down.dtype)
+    if (w_down.stride(-2) == 1) != (d_w_down.stride(-2) == 1 and d_w_down.transpose(-2, -1).is_contiguous()) or \
+            (w_down.stride(-2) != 1 and not d_w_down.is_contiguous()):  # a fallback's layout: the promised one
+        d_w_down = d_w_down_like(w_down).copy_(d_w_down)
+    return dx, d_topk, d_w_gate_up.to(w_gate_up.dtype), d_w_down
 
 
 class _MoEExperts(torch.autograd.Function):

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+# bench/bench_fp8.py: the fp8 block-scaled M-grouped GEMM (e4m3, 1x128 A scales, 128x128 B scales,
+# bf16 out) against gemmops bf16, torch's bf16 and row-wise fp8 grouped mm, and DeepGEMM where it is
+# importable (its aligned rows only), in one process, CUDA-graph replays round-robin, L2 scrubbed.
+# SPDX-License-Identifier: Apache-2.0
+"""Usage: GEMMOPS_TRIAL_DESIGNS=1 python3 bench/bench_fp8.py [--rows deepgemm,uniform,zipf] [--reps 20]
+
+Rows: DeepGEMM's published shapes (4 groups x 8192 rows; N=4096 K=7168 and N=7168 K=2048) with
+aligned groups, then the same totals split into uniform-but-unaligned and Zipf group sizes, which
+DeepGEMM cannot take unpadded. The fp8 design is a trial until it has passed the GPU suite, so the run
+opts in with GEMMOPS_TRIAL_DESIGNS=1 (set here when unset)."""
+
+import argparse
+import os
+import sys
+
+os.environ.setdefault("GEMMOPS_TRIAL_DESIGNS", "1")
+
+import torch  # noqa: E402
+
+import gemmops as ops  # noqa: E402
+import gemmops.torch as gt  # noqa: E402
+from bench_common import even_sizes, first_line, markdown_table, text_table, zipf_loads  # noqa: E402
+from bench_grouped import Timer  # noqa: E402
+
+SHAPES = [(4, 8192, 4096, 7168), (4, 8192, 7168, 2048)]  # (groups, rows per group, N, K): DeepGEMM's
+
+
+def group_sizes(kind, G, rows):
+    total = G * rows
+    if kind == "deepgemm":
+        return [rows] * G
+    if kind == "uniform":  # same total, sizes off the 128-row grid
+        sizes = even_sizes(total, G)
+        sizes[0] -= 37
+        sizes[-1] += 37
+        return sizes
+    loads = zipf_loads(G, total, total, seed=7)
+    return [int(x) for x in loads]
+
+
+def dequantized(q, scales, block_rows):
+    """q (R, C) e4m3 with (R/block_rows, C/128)-blocked scales, in float32."""
+    s = scales.repeat_interleave(block_rows, 0)[: q.shape[0]].repeat_interleave(128, 1)[:, : q.shape[1]]
+    return q.float() * s
+
+
+def fp8_candidate(A, W, offsets, out):
+    """gemmops' fp8 operator on the quantised operands: (fn, reference of the quantised problem)."""
+    qa, sa = ops.fp8.quantize(A, "block_1x128")
+    qw, sw = ops.fp8.quantize(W, "block_128x128")  # W (G, N, K): B = W^T per group, K-major
+    args = ops.GroupedGemmArguments(qa, qw.permute(0, 2, 1), out, accumulator_type="float32", offsets=offsets,
+                                    a_scales=sa, b_scales=sw)
+    found = [op for op in ops.get_operators(args) if op.metadata["provider"] != "cpu"]
+    if not found:
+        raise RuntimeError("no GPU operator serves the fp8 arguments")
+    op = found[0]
+    art = op.compile(args)
+    return op.name, (lambda: op.run(args, compiled_artifact=art)), (qa, sa.scales, qw, sw.scales)
+
+
+def quantised_reference(qa, sa, qw, sw, ends):
+    ref, start = [], 0
+    for g, end in enumerate(ends):
+        a = dequantized(qa[start:end], sa[start:end], 1)
+        w = dequantized(qw[g], sw[g], 128)
+        ref.append(a @ w.T)
+        start = end
+    return torch.cat(ref)
+
+
+def torch_rowwise(A, W, offsets):
+    """torch._scaled_grouped_mm with row-wise scales (what torch serves): fn or the reason not."""
+    if not hasattr(torch, "_scaled_grouped_mm"):
+        return None, "torch has no _scaled_grouped_mm"
+    fmax = torch.finfo(torch.float8_e4m3fn).max
+    sa = A.abs().amax(1).float().clamp(min=1e-12) / fmax
+    qa = (A.float() / sa[:, None]).to(torch.float8_e4m3fn)
+    sw = W.abs().amax(2).float().clamp(min=1e-12) / fmax  # (G, N)
+    qw = (W.float() / sw[:, :, None]).to(torch.float8_e4m3fn)  # (G, N, K)
+    fn = lambda: torch._scaled_grouped_mm(qa, qw.transpose(1, 2), sa, sw, offs=offsets, out_dtype=torch.bfloat16)
+    try:
+        fn()
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - report why the peer cannot run
+        return None, first_line(str(e))
+    return fn, ""
+
+
+def deepgemm(A, W, sizes):
+    """DeepGEMM's contiguous m-grouped fp8 GEMM where importable and the groups are 128-aligned."""
+    try:
+        import deep_gemm
+        from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+    except ImportError:
+        return None, "deep_gemm not importable"
+    if any(s % 128 for s in sizes):
+        return None, "groups not on 128-row boundaries"
+    G, N, K = W.shape
+    qa = per_token_cast_to_fp8(A, use_ue8m0=False)
+    qw = [per_block_cast_to_fp8(W[g], use_ue8m0=False) for g in range(G)]
+    qw = (torch.stack([q for q, _ in qw]), torch.stack([s for _, s in qw]))
+    layout = torch.cat([torch.full((s,), g, dtype=torch.int32, device="cuda") for g, s in enumerate(sizes)])
+    out = torch.empty(A.shape[0], N, dtype=torch.bfloat16, device="cuda")
+    fn = lambda: deep_gemm.m_grouped_fp8_gemm_nt_contiguous(qa, qw, out, layout)
+    try:
+        fn()
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001
+        return None, first_line(str(e))
+    return fn, ""
+
+
+def bench_row(timer, kind, G, rows, N, K, reps):
+    sizes = group_sizes(kind, G, rows)
+    total = sum(sizes)
+    A = torch.randn(total, K, device="cuda", dtype=torch.bfloat16)
+    W = torch.randn(G, N, K, device="cuda", dtype=torch.bfloat16) * 0.05
+    ends = torch.tensor(sizes, dtype=torch.int64).cumsum(0)
+    offsets = ends.to(torch.int32).cuda()
+    out = torch.empty(total, N, device="cuda", dtype=torch.bfloat16)
+    name, fp8_fn, quantised = fp8_candidate(A, W, offsets, out)
+    fns = {"gemmops fp8": fp8_fn, "gemmops bf16": lambda: gt.grouped_mm(A, W.transpose(1, 2), offs=offsets),
+           "torch bf16": lambda: torch._grouped_mm(A, W.transpose(1, 2), offs=offsets, out_dtype=torch.bfloat16)}
+    notes = []
+    for label, (fn, why) in (("torch fp8 row-wise", torch_rowwise(A, W, offsets)), ("DeepGEMM", deepgemm(A, W, sizes))):
+        if fn is None:
+            notes.append(f"{label}: {why}")
+        else:
+            fns[label] = fn
+    fp8_fn()
+    torch.cuda.synchronize()
+    ref = quantised_reference(*quantised, ends.tolist())
+    err = ((out.float() - ref).abs().max() / ref.abs().max().clamp(min=1e-30)).item()
+    t = timer.interleaved_medians_us(fns, reps)
+    flops = 2.0 * total * N * K
+    return {"kind": kind, "shape": f"{G}x{rows} N={N} K={K}", "design": name, "times": t,
+            "tflops": {k: flops / v / 1e6 for k, v in t.items()}, "err": err, "notes": notes}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", default="deepgemm,uniform,zipf")
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--markdown", default=None, help="also write the table here")
+    a = p.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("bench_fp8.py: no CUDA device")
+    print(f"bench_fp8.py: {torch.cuda.get_device_name()}; torch {torch.__version__}", flush=True)
+    timer = Timer(torch.cuda.get_device_properties(0).L2_cache_size)
+    cols = ["gemmops fp8", "gemmops bf16", "torch bf16", "torch fp8 row-wise", "DeepGEMM"]
+    headers = ["rows", "shape"] + [f"{c} us" for c in cols] + ["fp8 TFLOP/s", "fp8 / bf16", "fp8 / torch fp8",
+                                                               "fp8 / DeepGEMM", "rel err"]
+    table = []
+    for kind in a.rows.split(","):
+        for G, rows, N, K in SHAPES:
+            r = bench_row(timer, kind, G, rows, N, K, a.reps)
+            t = r["times"]
+            speed = lambda other: f"{t[other] / t['gemmops fp8']:.2f}x" if other in t else "-"
+            table.append([kind, r["shape"]] + [f"{t[c]:.1f}" if c in t else "-" for c in cols] +
+                         [f"{r['tflops']['gemmops fp8']:.0f}", speed("gemmops bf16"), speed("torch fp8 row-wise"),
+                          speed("DeepGEMM"), f"{r['err']:.1e}"])
+            print(f"  {kind} {r['shape']}: " + ", ".join(f"{k} {v:.1f} us" for k, v in t.items()) +
+                  f"; {r['design']}; rel err {r['err']:.1e}" + "".join(f"; {n}" for n in r["notes"]), flush=True)
+    print(text_table(headers, table))
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(markdown_table(headers, table) + "\n")
+
+
+if __name__ == "__main__":
+    main()
