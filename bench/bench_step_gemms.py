@@ -102,6 +102,10 @@ def main(argv=None):
     ap.add_argument("--twins", action="store_true",
                     help="also time each piece's pick without the gather and without the epilogue (the same design "
                          "where it serves them): what the gather and the fused epilogue cost")
+    ap.add_argument("--pieces", default="", help="comma-separated piece names to run (default: all)")
+    ap.add_argument("--once", action="store_true",
+                    help="run each piece's first pick twice (compile, then once more) and time nothing: a run for a "
+                         "profiler to wrap (e.g. ncu --launch-skip 1 --launch-count 1 per piece)")
     a = ap.parse_args(argv)
     device = device_or_exit("cuda", NO_DEVICE)
     if device is None:
@@ -117,7 +121,16 @@ def main(argv=None):
         best_sum = pick_sum = 0.0
         picks = {}
         for piece, (args, flops) in step_gemm_arguments(cfg, device, twins=a.twins).items():
+            if a.pieces and piece not in a.pieces.split(","):
+                continue
             candidates = core.get_operators(args)
+            if a.once:
+                art = candidates[0].compile(args)
+                for _ in range(2):
+                    candidates[0].run(args, compiled_artifact=art)
+                torch.cuda.synchronize()
+                print(f"  {piece}: ran {candidates[0].name} twice", flush=True)
+                continue
             if " | " in piece:  # a twin: the real piece's pick only, where it serves the twin
                 real = picks.get(piece.split(" | ")[0])
                 same = [o for o in candidates if o.name == real]
