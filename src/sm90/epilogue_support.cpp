@@ -7,10 +7,16 @@
 namespace gemmops::sm90 {
 namespace {
 
-// A gated op stores half of the tile's columns: the TMA store writes them in 64-column boxes and
-// the concatenated layout loads an N-major B's halves as whole 64-wide atoms, so the tile must
-// split into halves of a multiple of 64 columns.
-bool splits_into_halves(const Sm90Design& d) { return d.design.tile_n % 128 == 0; }
+// A gated op stores half of the tile's columns: the TMA store writes them in 64-column boxes, so
+// its tiles split into halves of a multiple of 64 columns; the direct store writes 32 columns at a
+// time, so a 192-wide tile's 96-column halves serve too (a K-major B: an N-major B's halves load as
+// whole 64-wide atoms, check_epilogue).
+bool splits_into_halves(const Sm90Design& d) {
+  return d.design.tile_n % 128 == 0 || (d.design.tile_n % 64 == 0 && d.design.epilogue != Epilogue::tma_store);
+}
+
+// The halves of a concatenated gated op with an N-major B load as whole 64-wide atoms.
+bool halves_are_whole_atoms(const Sm90Design& d) { return d.design.tile_n % 128 == 0; }
 
 // A consumer thread of a 128x192 ping-pong tile holds 192 fp32 accumulators of its 240 registers;
 // with the TMA store's staging on top, any op's registers spill (the compile tests), while the
@@ -70,7 +76,7 @@ Sm90EpilogueSupport epilogue_support(const Sm90Design& d, DType out) {
   if (out != DType::fp32) s.bias_dtypes.push_back(out);
   s.row_scale = true;
   s.pre_activation = stores_second_operands(d);
-  s.activation_grad = stores_second_operands(d) && splits_into_halves(d);  // (check_design_epilogue)
+  s.activation_grad = stores_second_operands(d) && halves_are_whole_atoms(d);  // (check_design_epilogue)
   return s;
 }
 
@@ -83,13 +89,13 @@ std::string check_design_epilogue(const Sm90Design& d, const EpilogueOps& ops) {
            (ops.activation_grad ? "activation_grad's outputs" : "pre_activation") + " yet; its direct-store twins do";
   // (spill-free on the 128- and 256-wide tiles; on the 192-wide ping-pong, 192 accumulators a thread,
   // the plain activations' backward spilled ~160 bytes, and the gated ones' metadata follows the forward's)
-  if (ops.activation_grad && !splits_into_halves(d))
+  if (ops.activation_grad && !halves_are_whole_atoms(d))
     return "epilogue: activation_grad is served on tiles 128 or 256 wide; design " + design_name(d) + " has " +
            std::to_string(d.design.tile_n);
   if (is_gated(ops.activation) && !splits_into_halves(d))
-    return "epilogue: " + std::string(name(ops.activation)) + " needs a tile width of 128 or 256 (its output tile, "
-           "half the product's, is stored in 64-column boxes); design " + design_name(d) + " has " +
-           std::to_string(d.design.tile_n);
+    return "epilogue: " + std::string(name(ops.activation)) + " needs a tile width of 128 or 256, or 192 with the "
+           "direct store (its output tile, half the product's, is stored in 64-column boxes by TMA); design " +
+           design_name(d) + " has " + std::to_string(d.design.tile_n);
   return "";
 }
 
@@ -109,6 +115,10 @@ Status check_epilogue(const KernelProblem& p, const EpilogueOps& ops, const Sm90
   if (ops.row_scale && ops.row_scale->dtype != DType::fp32)
     return unsupported("row_scale: sm90 kernels read an fp32 row scale; got " + ops.row_scale->describe());
   if (is_gated(ops.activation) && !ops.activation_grad) {
+    if (ops.gate_layout == GateLayout::concatenated && p.b_major == Major::mn && !halves_are_whole_atoms(d))
+      return unsupported("B: design " + design_name(d) + " loads an N-major B's gate and up halves (" +
+                         std::to_string(d.design.tile_n / 2) + " columns each) as whole 64-wide atoms, which they "
+                         "are not (a K-major B, the interleaved layout or a 128- or 256-wide design serve)");
     if (p.n % 2 != 0)
       return unsupported("B: a gated activation pairs N = 2I columns; got N " + std::to_string(p.n));
     // The up half of an N-major B starts at column I of its contiguous dimension: TMA starts there

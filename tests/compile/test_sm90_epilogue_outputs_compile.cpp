@@ -77,6 +77,9 @@ std::vector<OutputsCase> cases() {
         add(d, DType::bf16, pre);
         add(d, DType::bf16, pre_ops(Activation::relu_squared, GateLayout::concatenated, DType::bf16, false));
       }
+      // ... and SwiGLU's, in 96-column halves.
+      const EpilogueOps gated_pre = pre_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16, true);
+      if (sm90::check_design_epilogue(d, gated_pre).empty()) add(d, DType::bf16, gated_pre);
       continue;
     }
     add(d, DType::bf16, grad);

@@ -13,6 +13,7 @@
 #include "jit/compile.hpp"
 #include "jit/nvrtc_api.hpp"
 #include "sm90/designs.hpp"
+#include "sm90/epilogue_support.hpp"
 #include "sm90/kernel_compile.hpp"
 #include "sm90/kernel_config.hpp"
 #include "support/ptxas_log.hpp"
@@ -64,6 +65,26 @@ TEST_P(Sm90GatherCompile, compiles_spill_free_with_wgmma_asynchronous) {
 
 INSTANTIATE_TEST_SUITE_P(Sm90, Sm90GatherCompile, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<GatherCase>& info) { return info.param.label; });
+
+// The MoE layer's up projection as it runs: x's rows gathered, SwiGLU (concatenated halves) storing
+// the pre-activation too, on every design that serves that op and a gathered A.
+TEST(Sm90GatherCompile, the_moe_up_projection_compiles_spill_free_on_every_design_serving_it) {
+  if (auto api = jit::nvrtc(); !api) GTEST_SKIP() << api.status().message();
+  EpilogueOps ops;
+  ops.activation = Activation::swiglu;
+  ops.gate_layout = GateLayout::concatenated;
+  ops.pre_activation = TensorDesc::contiguous(DType::bf16, {512, 512}, Device::cuda(0));
+  int compiled = 0;
+  for (const Sm90Design& d : sm90::sm90_designs()) {
+    const sm90::KernelConfig c =
+        sm90::make_kernel_config(d, DType::bf16, DType::bf16, Major::k, Major::k, false, sm90::kernel_op(ops), true);
+    if (!sm90::gather_a_refusal(c).empty() || !sm90::check_design_epilogue(d, ops).empty()) continue;
+    const std::string label = testing::test_label("up_" + d.design.to_string());
+    expect_clean_compile(sm90::make_compile_request("sm90_gather_" + label, c, Target::sm(90, true)), label);
+    ++compiled;
+  }
+  EXPECT_GT(compiled, 3);
+}
 
 TEST(Sm90GatherSupport, designs_with_wide_accumulators_or_256_row_tiles_refuse_and_every_other_design_serves_it) {
   int refused = 0;
