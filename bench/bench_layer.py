@@ -160,7 +160,7 @@ class SonicLayer:
         if not backward:
             with torch.no_grad():
                 return self(x, True)
-        return torch.autograd.grad(self(x, False), [x, self.router_w, self.w1, self.w2], grad_out)
+        return gradients(self(x, False), [x, self.router_w, self.w1, self.w2], grad_out)
 
 
 # --- timing ------------------------------------------------------------------------------------
@@ -222,13 +222,30 @@ def rel_err(got, want):
     return ((got.float() - want).norm() / want.norm().clamp_min(1e-30)).item()
 
 
+# How a forward+backward step gets its gradients: "accumulate" (the default) as training does,
+# out.backward() into each leaf's .grad, where autograd copies a gradient whose strides are not the
+# weight's into the weight's layout; "autograd": torch.autograd.grad's results as the ops return them.
+GRADS = "accumulate"
+
+
+def gradients(out, leaves, grad_out):
+    """The leaves' gradients of out for grad_out, the GRADS way; .grad is left as it was (None)."""
+    if GRADS == "autograd":
+        return torch.autograd.grad(out, leaves, grad_out)
+    out.backward(grad_out)
+    grads = [leaf.grad for leaf in leaves]
+    for leaf in leaves:  # freed with the caller's list: the next step's peak starts without them
+        leaf.grad = None
+    return grads
+
+
 def step(layer, x, bias, grad_out, leaves, backward):
     """One iteration: the forward under no_grad, or forward and the gradients into every leaf."""
     if not backward:
         with torch.no_grad():
             return layer(x, bias)
     out = layer(x, bias)
-    return torch.autograd.grad(out, leaves, grad_out)
+    return gradients(out, leaves, grad_out)
 
 
 CHECKED = ["out", "dx", "drouter", "dw_gate_up", "dw_down"]
@@ -383,7 +400,10 @@ def markdown_section(rows, a, device_name, peers):
             f"Wall time per iteration of {a.iters} back-to-back iterations (CUDA events around the loop, host "
             f"overhead included, no CUDA graph), median of {a.repeats} repeats, the implementations timed in turn. "
             "Forward modes run under torch.no_grad(); forward+backward computes the gradients of a random upstream "
-            "gradient into x and every weight. Compiled modes: torch.compile(dynamic=False), default mode, timed "
+            "gradient into x and every weight" + (
+                " as training does: out.backward() into each leaf's .grad (autograd copies a gradient whose "
+                "strides are not its weight's into the weight's layout), cleared after each step"
+                if a.grads == "accumulate" else " by torch.autograd.grad, as the ops return them") + ". Compiled modes: torch.compile(dynamic=False), default mode, timed "
             "after warm-up. *router* rows route with random router weights (near-uniform loads); *zipf* rows use a "
             "fixed assignment with Zipf loads (exponent 1.2, a quarter of the experts empty) forced through the "
             "top-k by a selection bias. TFLOP/s counts the two grouped GEMMs only (forward 6·T·k·H·I, "
@@ -411,6 +431,9 @@ def parse_args(argv=None):
     ap.add_argument("--peers", action="store_true", help="also time SonicMoE's fused layer, when importable")
     ap.add_argument("--no-fused", dest="fused", action="store_false",
                     help="skip the fused layer (gemmops.torch.moe_experts)")
+    ap.add_argument("--grads", choices=["accumulate", "autograd"], default="accumulate",
+                    help="forward+backward: gradients into each leaf's .grad as training does (accumulate: a "
+                         "gradient in another layout than its weight's is copied), or torch.autograd.grad's as returned")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu (with --smoke: the code paths, tiny sizes)")
     ap.add_argument("--smoke", action="store_true", help="tiny configs and few iterations (a quick run of every path)")
@@ -426,6 +449,8 @@ def parse_args(argv=None):
 
 def main(argv=None):
     a = parse_args(argv)
+    global GRADS
+    GRADS = a.grads
     device = device_or_exit(a.device, NO_DEVICE)
     if device is None:
         return 0
