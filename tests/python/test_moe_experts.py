@@ -27,7 +27,7 @@ def reference(x, ids, w, w_gate_up, w_down, activation, gate_layout):
     return torch.stack(rows)
 
 
-def problem(T, E, k, activation, seed=0, down_layout="contiguous"):
+def problem(T, E, k, activation, seed=0, down_layout="contiguous", gate_up_layout="transposed"):
     g = torch.Generator().manual_seed(seed)
     n_up = 2 * I if activation in ("swiglu", "swiglu_oss") else I
     x = torch.randn(T, H, generator=g)
@@ -38,6 +38,8 @@ def problem(T, E, k, activation, seed=0, down_layout="contiguous"):
     w = torch.rand(T, k, generator=g)
     # w_gate_up as the transposed view of an (E, N, H) weight, as nn.Linear stores it.
     w_gate_up = (torch.randn(E, n_up, H, generator=g) / H ** 0.5).transpose(-2, -1)
+    if gate_up_layout == "contiguous":
+        w_gate_up = w_gate_up.contiguous()
     if down_layout == "transposed":  # the transposed view of an (E, H, I) nn.Linear-style weight
         w_down = (torch.randn(E, H, I, generator=g) / I ** 0.5).transpose(-2, -1)
     else:
@@ -49,8 +51,8 @@ def leaves(*ts):
     return [t.detach().clone().requires_grad_(True) for t in ts]
 
 
-def check(T, E, k, activation, gate_layout="concatenated", down_layout="contiguous"):
-    x, ids, w, wu, wd = problem(T, E, k, activation, down_layout=down_layout)
+def check(T, E, k, activation, gate_layout="concatenated", down_layout="contiguous", gate_up_layout="transposed"):
+    x, ids, w, wu, wd = problem(T, E, k, activation, down_layout=down_layout, gate_up_layout=gate_up_layout)
     xe, we, ue, de = leaves(x, w, wu, wd)
     xr, wr, ur, dr = leaves(x, w, wu, wd)
     got = gt.moe_experts(xe, ids, we, ue, de, activation, gate_layout)
@@ -63,16 +65,19 @@ def check(T, E, k, activation, gate_layout="concatenated", down_layout="contiguo
         torch.testing.assert_close(a.grad.double(), b.grad.double(), rtol=5e-4, atol=5e-4, msg=what)
 
 
-@pytest.mark.parametrize("down_layout", ["contiguous", "transposed"])
-def test_both_down_weight_layouts_match_and_the_down_gradient_comes_in_the_weights_layout(down_layout):
-    check(T=45, E=5, k=2, activation="swiglu", down_layout=down_layout)
-    # The gradient as the op returns it (before autograd's accumulation, which would copy a gradient
-    # of another layout into the weight's) has w_down's strides: nothing to copy into .grad.
-    x, ids, w, wu, wd = problem(45, 5, 2, "swiglu", down_layout=down_layout)
+@pytest.mark.parametrize("down_layout,gate_up_layout", [("contiguous", "transposed"), ("transposed", "transposed"),
+                                                         ("transposed", "contiguous"), ("contiguous", "contiguous")])
+def test_both_weight_layouts_match_and_each_weight_gradient_comes_in_its_weights_layout(down_layout, gate_up_layout):
+    check(T=45, E=5, k=2, activation="swiglu", down_layout=down_layout, gate_up_layout=gate_up_layout)
+    # The gradients as the op returns them (before autograd's accumulation, which would copy one of
+    # another layout into the weight's, a strided transpose of the whole weight) have the weights'
+    # strides: nothing to copy into .grad.
+    x, ids, w, wu, wd = problem(45, 5, 2, "swiglu", down_layout=down_layout, gate_up_layout=gate_up_layout)
     xe, we, ue, de = leaves(x, w, wu, wd)
     out = gt.moe_experts(xe, ids, we, ue, de)
-    (d_down,) = torch.autograd.grad(out, [de], torch.ones_like(out))
+    d_up, d_down = torch.autograd.grad(out, [ue, de], torch.ones_like(out))
     assert d_down.stride() == de.stride(), (d_down.stride(), de.stride())
+    assert d_up.stride() == ue.stride(), (d_up.stride(), ue.stride())
 
 
 @pytest.mark.parametrize("activation,gate_layout", [("swiglu", "concatenated"), ("swiglu", "interleaved"),

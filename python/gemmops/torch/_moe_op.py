@@ -40,28 +40,31 @@ def _forward_fake(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate
 @torch.library.custom_op("gemmops::moe_experts_backward", mutates_args=())
 def _backward(dout: torch.Tensor, x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor,
               offsets: torch.Tensor, rows: torch.Tensor, pair: torch.Tensor, h: torch.Tensor, scores: torch.Tensor,
-              weight_dtype: torch.dtype, activation: str, gate_layout: str) -> List[torch.Tensor]:
-    """[dx, d_topk_weights, d_w_gate_up, d_w_down]."""
+              weight_dtype: torch.dtype, activation: str, gate_layout: str, up_transposed: bool,
+              down_transposed: bool) -> List[torch.Tensor]:
+    """[dx, d_topk_weights, d_w_gate_up, d_w_down]; the weight gradients in the layouts the flags say
+    (moe.weight_grad_like), decided from the forward's inputs: the saved weights' strides may differ."""
     return list(moe.backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, weight_dtype,
-                                  activation, gate_layout))
+                                  activation, gate_layout, (up_transposed, down_transposed)))
 
 
 @_backward.register_fake
 def _backward_fake(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, weight_dtype, activation,
-                   gate_layout):
+                   gate_layout, up_transposed, down_transposed):
     return [x.new_empty(x.shape), torch.empty(pair.shape, dtype=weight_dtype, device=x.device),
-            w_gate_up.new_empty(w_gate_up.shape), moe.d_w_down_like(w_down)]
+            moe.weight_grad_like(w_gate_up, up_transposed), moe.weight_grad_like(w_down, down_transposed)]
 
 
 def _setup_context(ctx, inputs, output):
     x, _, topk_weights, w_gate_up, w_down, activation, gate_layout, _ = inputs
     ctx.save_for_backward(x, w_gate_up, w_down, *output[1:])
     ctx.weight_dtype, ctx.activation, ctx.gate_layout = topk_weights.dtype, activation, gate_layout
+    ctx.grad_layouts = (moe.transposed_view(w_gate_up), moe.transposed_view(w_down))
 
 
 def _backward_of_forward(ctx, grads):
     dx, d_topk, d_w1, d_w2 = _backward(grads[0], *ctx.saved_tensors, ctx.weight_dtype, ctx.activation,
-                                       ctx.gate_layout)
+                                       ctx.gate_layout, *ctx.grad_layouts)
     return dx, None, d_topk, d_w1, d_w2, None, None, None
 
 

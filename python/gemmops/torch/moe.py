@@ -146,30 +146,60 @@ def forward_step(x, topk_ids, topk_weights, w_gate_up, w_down, activation: str, 
     return out, ((offsets, rows, pair, h, scores.reshape(-1)[order]) if keep else None)
 
 
-def d_w_down_like(w_down: torch.Tensor) -> torch.Tensor:
-    """An empty tensor of the layout backward_step gives w_down's gradient: (E, H, I) transposed where
-    w_down is such a view (I contiguous), else contiguous (E, I, H). (The custom op's fake says so.)"""
-    if w_down.stride(-2) == 1:
-        return w_down.new_empty((*w_down.shape[:-2], w_down.shape[-1], w_down.shape[-2])).transpose(-2, -1)
-    return w_down.new_empty(w_down.shape)
+def transposed_view(w: torch.Tensor) -> bool:
+    """Whether weight w (E, R, C) is the transposed view of a contiguous (E, C, R) (nn.Linear's weights
+    seen K-major): its gradient is then made in that layout, which autograd keeps as .grad uncopied."""
+    return w.stride(-2) == 1 and w.transpose(-2, -1).is_contiguous()
 
 
-def _d_w_down(a_scaled, dout, offsets, rows, w_down):
+def weight_grad_like(w: torch.Tensor, transposed: bool) -> torch.Tensor:
+    """An empty tensor of w's shape in the layout backward_step gives its gradient: the transposed view
+    of a contiguous tensor where `transposed`, else contiguous. (The custom op's fake says so too.)"""
+    if transposed:
+        return w.new_empty((*w.shape[:-2], w.shape[-1], w.shape[-2])).transpose(-2, -1)
+    return w.new_empty(w.shape)
+
+
+def _d_w_down(a_scaled, dout, offsets, rows, transposed: bool):
     """dW2 (E, I, H) = a'^T dout per expert, K-grouped over its pairs, dout's rows read through the
-    index; None where no operator serves it. Where w_down is the transposed view of an (E, H, I)
-    weight (nn.Linear's layout) it is computed as (E, H, I) = dout^T a', transposed back: the gradient
-    then has the weight's own layout (autograd accumulates it into .grad without a copy), and the
-    gathered operand is A, which a 2-CTA cluster serves (B, a', multicast to both)."""
-    if w_down.stride(-2) == 1:
+    index; None where no operator serves it. `transposed` (w_down the view of an (E, H, I) weight):
+    computed as (E, H, I) = dout^T a' and returned transposed, in the weight's own layout; the gathered
+    operand is then A, which a 2-CTA cluster serves (B, a', multicast to both)."""
+    if transposed:
         d_t = grouped_mm_k_gathered(dout.source.t(), a_scaled, offsets, a_k_index=rows)  # (E, H, I)
         if d_t is not None:
             return d_t.transpose(-2, -1)
     return grouped_mm_k_gathered(a_scaled.t(), dout.source, offsets, b_k_index=rows)
 
 
+def _d_w_gate_up(x, dh, offsets, rows, transposed: bool):
+    """dW1 (E, H, N_up) = x^T dh per expert, K-grouped over its pairs, x's rows read through the index;
+    None where no operator serves it. `transposed` (w_gate_up the view of an (E, N_up, H) weight):
+    computed as (E, N_up, H) = dh^T x and returned transposed, in the weight's own layout. The other
+    orientation runs a faster GEMM (the gathered operand is A, which a 2-CTA cluster serves), but
+    autograd would copy its result into the weight's layout, a strided transpose of E x N_up x H values
+    that measured 2.8 ms on an H100 at Qwen3-30B-A3B's sizes (T = 8192), where the GEMM takes 0.85 ms."""
+    if transposed:
+        d_t = grouped_mm_k_gathered(dh.t(), x, offsets, b_k_index=rows)  # (E, N_up, H)
+        if d_t is not None:
+            return d_t.transpose(-2, -1)
+    return grouped_mm_k_gathered(x.t(), dh, offsets, a_k_index=rows)
+
+
+def _in_layout(grad: torch.Tensor, transposed: bool) -> torch.Tensor:
+    """grad in the layout weight_grad_like promises (a fallback may have made another)."""
+    if (transposed_view(grad) if transposed else grad.is_contiguous()):
+        return grad
+    return weight_grad_like(grad, transposed).copy_(grad)
+
+
 def backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, weight_dtype, activation: str,
-                  gate_layout: str):
-    """The backward (MOE_STEP.md steps 4-8): (dx, d_topk_weights, d_w_gate_up, d_w_down)."""
+                  gate_layout: str, grad_layouts=(False, False)):
+    """The backward (MOE_STEP.md steps 4-8): (dx, d_topk_weights, d_w_gate_up, d_w_down). grad_layouts:
+    whether each weight gradient (gate/up, down) is made as the transposed view of a contiguous tensor
+    (transposed_view of the weight as the forward was given it: its strides may differ here under
+    torch.compile, so they are decided there)."""
+    up_t, down_t = grad_layouts
     tokens, k = pair.shape
     dout = _GatheredRows(dout.to(x.dtype).contiguous(), rows)
     dh, a_scaled, ds = _down_dgrad(dout, w_down, offsets, h, scores, activation, gate_layout)
@@ -182,18 +212,14 @@ def backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, we
     d_topk = ds[pair.long()].view(tokens, k).to(weight_dtype)
     # The weight gradients: K-grouped over each expert's pairs, reading dout's and x's token rows
     # through the index where an operator serves that, else from gathered copies.
-    d_w_down = _d_w_down(a_scaled, dout, offsets, rows, w_down)  # (E, I, H), w_down's layout where served
+    d_w_down = _d_w_down(a_scaled, dout, offsets, rows, down_t)  # (E, I, H)
     if d_w_down is None:
         d_w_down = grouped_mm(a_scaled.t(), dout.copy(), offsets)
     del a_scaled, dout  # (S, I), and dout's gathered copy if a fallback made one
-    d_w_gate_up = grouped_mm_k_gathered(x.t(), dh, offsets, a_k_index=rows)  # (E, H, N_up)
+    d_w_gate_up = _d_w_gate_up(x, dh, offsets, rows, up_t)  # (E, H, N_up)
     if d_w_gate_up is None:
         d_w_gate_up = grouped_mm(x[rows.long()].t(), dh, offsets)
-    d_w_down = d_w_down.to(w_down.dtype)
-    if (w_down.stride(-2) == 1) != (d_w_down.stride(-2) == 1 and d_w_down.transpose(-2, -1).is_contiguous()) or \
-            (w_down.stride(-2) != 1 and not d_w_down.is_contiguous()):  # a fallback's layout: the promised one
-        d_w_down = d_w_down_like(w_down).copy_(d_w_down)
-    return dx, d_topk, d_w_gate_up.to(w_gate_up.dtype), d_w_down
+    return dx, d_topk, _in_layout(d_w_gate_up.to(w_gate_up.dtype), up_t), _in_layout(d_w_down.to(w_down.dtype), down_t)
 
 
 class _MoEExperts(torch.autograd.Function):
@@ -208,13 +234,14 @@ class _MoEExperts(torch.autograd.Function):
             ctx.save_for_backward(x, w_gate_up, w_down, *saved)
             ctx.weight_dtype = topk_weights.dtype
             ctx.activation, ctx.gate_layout = activation, gate_layout
+            ctx.grad_layouts = (transposed_view(w_gate_up), transposed_view(w_down))
         return out
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, dout):
         dx, d_topk, d_w1, d_w2 = backward_step(dout, *ctx.saved_tensors, ctx.weight_dtype, ctx.activation,
-                                               ctx.gate_layout)
+                                               ctx.gate_layout, ctx.grad_layouts)
         return dx, None, d_topk, d_w1, d_w2, None, None
 
 
