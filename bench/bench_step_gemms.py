@@ -68,7 +68,8 @@ def step_gemm_arguments(cfg, device, seed=0, twins=False):
                             a_row_index=rows), 2 * S * H * I),
         # w_down is the transposed view of an (E, H, I) weight: dW2 is computed as (E, H, I) (moe.py).
         "dW2": (args(dout.t(), scaled, empty(E, H, I), "float32", offsets, a_k_index=rows), 2 * S * I * H),
-        "dW1": (args(x.t(), dh, empty(E, H, 2 * I), "float32", offsets, a_k_index=rows), 2 * S * H * 2 * I),
+        # w_gate_up likewise: dW1 as (E, 2I, H) = dh^T x, x gathered as B (moe.py).
+        "dW1": (args(dh.t(), x, empty(E, 2 * I, H), "float32", offsets, b_k_index=rows), 2 * S * H * 2 * I),
         "up dgrad": (args(dh, wu.transpose(-2, -1), empty(S, H), "float32", offsets, True), 2 * S * 2 * I * H),
     }
     if twins:
@@ -76,19 +77,19 @@ def step_gemm_arguments(cfg, device, seed=0, twins=False):
         # difference its own row: what the gathered producer and the fused epilogue cost per piece.
         x_rows, dout_rows = randn(S, H), randn(S, H)
         pieces.update({
-            "up | dense A, SwiGLU": (args(x_rows, wu, empty(S, I), "float32", offsets, True,
+            "up | dense A + SwiGLU": (args(x_rows, wu, empty(S, I), "float32", offsets, True,
                                           core.EpilogueOps("swiglu", pre_activation=empty(S, 2 * I))), 2 * S * H * 2 * I),
-            "up | gathered A, plain": (args(x, wu, empty(S, 2 * I), "float32", offsets, True, a_row_index=rows),
+            "up | gathered A plain": (args(x, wu, empty(S, 2 * I), "float32", offsets, True, a_row_index=rows),
                                        2 * S * H * 2 * I),
-            "up | dense A, plain": (args(x_rows, wu, empty(S, 2 * I), "float32", offsets, True), 2 * S * H * 2 * I),
-            "down dgrad | dense A, plain": (args(dout_rows, wd.transpose(-2, -1), empty(S, I), "float32", offsets, True),
+            "up | dense A plain": (args(x_rows, wu, empty(S, 2 * I), "float32", offsets, True), 2 * S * H * 2 * I),
+            "down dgrad | dense A plain": (args(dout_rows, wd.transpose(-2, -1), empty(S, I), "float32", offsets, True),
                                             2 * S * H * I),
             "dW2 | dense": (args(dout_rows.t(), scaled, empty(E, H, I), "float32", offsets), 2 * S * I * H),
-            "dW2 | (E, I, H), b_k_index": (args(scaled.t(), dout, empty(E, I, H), "float32", offsets, b_k_index=rows),
+            "dW2 | I x H by b_k_index": (args(scaled.t(), dout, empty(E, I, H), "float32", offsets, b_k_index=rows),
                                            2 * S * I * H),
-            "dW1 | (E, 2I, H), b_k_index": (args(dh.t(), x, empty(E, 2 * I, H), "float32", offsets, b_k_index=rows),
-                                            2 * S * H * 2 * I),
-            "dW1 | dense": (args(x_rows.t(), dh, empty(E, H, 2 * I), "float32", offsets), 2 * S * H * 2 * I),
+            "dW1 | H x 2I by a_k_index": (args(x.t(), dh, empty(E, H, 2 * I), "float32", offsets, a_k_index=rows),
+                                           2 * S * H * 2 * I),
+            "dW1 | dense": (args(dh.t(), x_rows, empty(E, 2 * I, H), "float32", offsets), 2 * S * H * 2 * I),
         })
     return pieces
 
@@ -102,7 +103,7 @@ def main(argv=None):
     ap.add_argument("--twins", action="store_true",
                     help="also time each piece's pick without the gather and without the epilogue (the same design "
                          "where it serves them): what the gather and the fused epilogue cost")
-    ap.add_argument("--pieces", default="", help="comma-separated piece names to run (default: all)")
+    ap.add_argument("--pieces", default="", help="piece names to run, separated by ';' (default: all)")
     ap.add_argument("--once", action="store_true",
                     help="run each piece's first pick twice (compile, then once more) and time nothing: a run for a "
                          "profiler to wrap (e.g. ncu --launch-skip 1 --launch-count 1 per piece)")
@@ -121,7 +122,7 @@ def main(argv=None):
         best_sum = pick_sum = 0.0
         picks = {}
         for piece, (args, flops) in step_gemm_arguments(cfg, device, twins=a.twins).items():
-            if a.pieces and piece not in a.pieces.split(","):
+            if a.pieces and piece not in a.pieces.split(";"):
                 continue
             candidates = core.get_operators(args)
             if a.once:
