@@ -8,7 +8,9 @@
 x (T, H); topk_ids, topk_weights (T, k); w_gate_up (E, H, 2I) for the gated activations (gate and
 up halves concatenated, or interleaved with ``gate_layout="interleaved"``), (E, H, I) otherwise;
 w_down (E, I, H). Any strides: the transposed view of an ``nn.Linear``-style (E, N, K) weight is
-served without a copy. Ids outside [0, E) (expert-parallel sentinels) add nothing.
+served without a copy, and each weight's gradient comes in its weight's layout (contiguous, or the
+transposed view of a contiguous tensor), so autograd keeps it as ``.grad`` without copying it into
+the weight's layout. Ids outside [0, E) (expert-parallel sentinels) add nothing.
 
 The step (../MOE_STEP.md): the (token, choice) pairs sorted by expert on the device (no host
 synchronisation). Forward: the up projection reading x's rows through the pairs' token index, its
