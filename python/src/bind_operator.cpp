@@ -19,26 +19,6 @@ Target target_or(const std::optional<std::string>& text, const Target& fallback)
   return text ? unwrap(Target::parse(*text)) : fallback;
 }
 
-/// None: torch's current stream for CUDA operands when torch is imported, else the default stream.
-/// An int is a raw CUstream; objects with .cuda_stream (torch) or __cuda_stream__ are asked for theirs.
-Stream to_stream(nb::handle stream, const Arguments& args) {
-  auto as_stream = [](nb::handle h) { return reinterpret_cast<Stream>(nb::cast<uintptr_t>(h)); };
-  if (stream.is_none()) {
-    const Device& device = operand_out(args).device;
-    nb::object torch = torch_if_imported();
-    // Fake operands never launch (run refuses them), so they need no stream, nor a CUDA torch.
-    if (!device.is_cuda() || torch.is_none() || operand_out(args).is_fake()) return nullptr;
-    // The raw handle without making a torch.cuda.Stream object (a few microseconds a call).
-    nb::object raw = nb::getattr(torch.attr("_C"), "_cuda_getCurrentRawStream", nb::none());
-    if (!raw.is_none()) return as_stream(raw(device.index));
-    return as_stream(torch.attr("cuda").attr("current_stream")(device.index).attr("cuda_stream"));
-  }
-  if (nb::isinstance<nb::int_>(stream)) return as_stream(stream);
-  if (nb::hasattr(stream, "cuda_stream")) return as_stream(stream.attr("cuda_stream"));
-  if (nb::hasattr(stream, "__cuda_stream__")) return as_stream(nb::tuple(stream.attr("__cuda_stream__")())[1]);
-  throw nb::type_error(("stream: must be None, an int CUstream handle or a stream object (torch.cuda.Stream, "
-                        "__cuda_stream__); got " + py_type_name(stream.type())).c_str());
-}
 
 /// The bytes of a workspace tensor, whatever its dtype: torch tensors (anything with data_ptr()
 /// and nbytes) directly, other tensors through the usual conversion.
@@ -72,6 +52,27 @@ Workspace to_workspace(nb::handle ws, const Operator& op, const Arguments& args,
 }
 
 }  // namespace
+
+/// None: torch's current stream for CUDA operands when torch is imported, else the default stream.
+/// An int is a raw CUstream; objects with .cuda_stream (torch) or __cuda_stream__ are asked for theirs.
+Stream to_stream(nb::handle stream, const Arguments& args) {
+  auto as_stream = [](nb::handle h) { return reinterpret_cast<Stream>(nb::cast<uintptr_t>(h)); };
+  if (stream.is_none()) {
+    const Device& device = operand_out(args).device;
+    nb::object torch = torch_if_imported();
+    // Fake operands never launch (run refuses them), so they need no stream, nor a CUDA torch.
+    if (!device.is_cuda() || torch.is_none() || operand_out(args).is_fake()) return nullptr;
+    // The raw handle without making a torch.cuda.Stream object (a few microseconds a call).
+    nb::object raw = nb::getattr(torch.attr("_C"), "_cuda_getCurrentRawStream", nb::none());
+    if (!raw.is_none()) return as_stream(raw(device.index));
+    return as_stream(torch.attr("cuda").attr("current_stream")(device.index).attr("cuda_stream"));
+  }
+  if (nb::isinstance<nb::int_>(stream)) return as_stream(stream);
+  if (nb::hasattr(stream, "cuda_stream")) return as_stream(stream.attr("cuda_stream"));
+  if (nb::hasattr(stream, "__cuda_stream__")) return as_stream(nb::tuple(stream.attr("__cuda_stream__")())[1]);
+  throw nb::type_error(("stream: must be None, an int CUstream handle or a stream object (torch.cuda.Stream, "
+                        "__cuda_stream__); got " + py_type_name(stream.type())).c_str());
+}
 
 void bind_operator(nb::module_& m) {
   nb::class_<PyArtifact>(m, "Artifact", "What Operator.compile returns; reusable for every problem size")

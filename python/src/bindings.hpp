@@ -85,6 +85,12 @@ struct PyArtifact {
   Artifact artifact;
 };
 
+// bind_operator.cpp
+/// `stream` as a CUstream for running `args`: None gives torch's current stream for CUDA operands
+/// when torch is imported, else the default stream; an int is a raw handle; objects with
+/// .cuda_stream (torch) or __cuda_stream__ are asked for theirs.
+Stream to_stream(nb::handle stream, const Arguments& args);
+
 // bind_epilogue.cpp
 /// `obj` as epilogue ops: None gives the empty epilogue, a gemmops.EpilogueOps its ops; TypeError
 /// otherwise.
@@ -138,5 +144,6 @@ void bind_registry(nb::module_& m);
 void bind_plan(nb::module_& m);
 void bind_scaling(nb::module_& m);
 void bind_moe(nb::module_& m);
+void bind_autotune(nb::module_& m);
 
 }  // namespace gemmops::python

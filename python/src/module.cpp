@@ -15,5 +15,6 @@ NB_MODULE(_gemmops, m) {
   bind_operator(m);   // Operator, Artifact
   bind_registry(m);   // get_operators, register_operator, device_supports, ...
   bind_plan(m);       // Plan, make_plan
+  bind_autotune(m);   // autotune
   release_python_operators_at_exit();
 }

@@ -22,7 +22,8 @@ partials; both weight gradients (K-grouped, reading x's and dout's token rows th
 the up projection's data gradient; the gather-reduce
 of each token's rows. Nothing is recomputed. Where no operator serves a fused piece (a dtype or
 device without one, or a piece not yet offered) the same step runs on gathered copies and torch ops.
-Forward without gradients stores no h.
+Forward without gradients stores no h. With GEMMOPS_AUTOTUNE=1 each fused piece's operator is the
+fastest of the ranking's first few, timed on its first call (docs/environment.md).
 """
 
 from typing import Tuple

@@ -1,0 +1,104 @@
+# tests/python/test_autotune.py: gemmops.autotune (operators timed on real arguments) and the MoE step's
+# opt-in choice by it (GEMMOPS_AUTOTUNE)
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+import pytest
+import torch
+
+import gemmops as ops
+from gemmops.torch import _fused
+
+
+def grouped_problem():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((64, 32)).astype(np.float32)
+    b = rng.standard_normal((3, 32, 16)).astype(np.float32)
+    out = np.zeros((64, 16), np.float32)
+    offsets = np.array([20, 40, 64], np.int32)
+    want = np.concatenate([a[:20] @ b[0], a[20:40] @ b[1], a[40:] @ b[2]])
+    return ops.GroupedGemmArguments(a, b, out, offsets=offsets), out, want
+
+
+def test_autotune_times_every_candidate_fastest_first_and_the_runs_compute_out():
+    args, out, want = grouped_problem()
+    timed = ops.autotune(args, warmup=1, iterations=3)
+    assert sorted(op.name for op, _, _ in timed) == sorted(op.name for op in ops.get_operators(args))
+    for op, us, status in timed:
+        assert isinstance(op, ops.Operator) and status.ok and us > 0
+    assert [us for _, us, _ in timed] == sorted(us for _, us, _ in timed)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+
+
+def test_autotune_reports_a_candidate_that_does_not_serve_the_arguments_as_failed_with_why():
+    args, _, _ = grouped_problem()
+    dense = ops.GemmArguments(np.zeros((4, 8), np.float32), np.zeros((8, 2), np.float32), np.zeros((4, 2), np.float32))
+    wrong = [op for op in ops.get_operators(dense) if not op.supports(args)]
+    assert wrong, "a dense-only operator to offer"
+    timed = ops.autotune(args, candidates=wrong + ops.get_operators(args), warmup=0, iterations=1)
+    served = [op for op, _, status in timed if status.ok]
+    failed = [(op, status) for op, _, status in timed if not status.ok]
+    assert served and [op.name for op, _ in failed] == [op.name for op in wrong]
+    assert all(status.error for _, status in failed)
+    assert [op.name for op, _, _ in timed[: len(served)]] == [op.name for op in served]  # served first
+
+
+def test_autotune_refuses_bad_counts_and_candidates():
+    args, _, _ = grouped_problem()
+    with pytest.raises(ValueError, match="iterations"):
+        ops.autotune(args, iterations=0)
+    with pytest.raises(TypeError, match="candidates must be gemmops Operators"):
+        ops.autotune(args, candidates=["cpu_grouped_gemm_m"])
+
+
+class FakeOp:
+    def __init__(self, name):
+        self.name = name
+
+
+class FakeStatus:
+    def __init__(self, ok):
+        self.ok = ok
+
+
+def test_the_step_pieces_take_the_ranking_first_unless_autotune_is_asked(monkeypatch):
+    ranked = [FakeOp("first"), FakeOp("second"), FakeOp("third")]
+    calls = []
+
+    def fake_autotune(args, candidates, **kw):
+        calls.append([op.name for op in candidates])
+        # the first fails (e.g. timed out), the third is fastest
+        return [(ranked[2], 1.0, FakeStatus(True)), (ranked[1], 2.0, FakeStatus(True)), (ranked[0], 0.0, FakeStatus(False))]
+
+    monkeypatch.setattr(_fused._core, "autotune", fake_autotune)
+    monkeypatch.setattr(_fused, "_raw_stream", lambda device: 0)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    monkeypatch.delenv("GEMMOPS_AUTOTUNE", raising=False)
+    assert _fused._chosen_operator(None, ranked, 0).name == "first" and not calls
+    monkeypatch.setenv("GEMMOPS_AUTOTUNE", "1")
+    assert _fused._chosen_operator(None, ranked, 0).name == "third"
+    assert calls == [["first", "second", "third"]]
+    # Host operands (device -1), a single candidate, or a graph capture: the ranking's first, untimed.
+    assert _fused._chosen_operator(None, ranked, -1).name == "first"
+    assert _fused._chosen_operator(None, ranked[:1], 0).name == "first"
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    assert _fused._chosen_operator(None, ranked, 0).name == "first"
+    assert len(calls) == 1
+
+
+@pytest.mark.gpu
+def test_the_moe_step_with_autotune_matches_the_ranked_step(monkeypatch):
+    # The same layer twice on the GPU: the pieces' operators chosen by timing give the same result (up
+    # to the designs' summation order) as the ranking's.
+    import gemmops.torch as gt
+    T, E, k, H, I = 300, 6, 3, 256, 128
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(T, H, generator=g).cuda().bfloat16()
+    ids = torch.randint(0, E, (T, k), generator=g).cuda()
+    w = torch.rand(T, k, generator=g).cuda()
+    wu = (torch.randn(E, 2 * I, H, generator=g) / H ** 0.5).cuda().bfloat16().transpose(-2, -1)
+    wd = (torch.randn(E, H, I, generator=g) / I ** 0.5).cuda().bfloat16().transpose(-2, -1)
+    ranked = gt.moe_experts(x, ids, w, wu, wd)
+    monkeypatch.setenv("GEMMOPS_AUTOTUNE", "1")
+    monkeypatch.setattr(_fused, "_step_plans", {})
+    tuned = gt.moe_experts(x, ids, w, wu, wd)
+    torch.testing.assert_close(tuned.float(), ranked.float(), rtol=2e-2, atol=2e-2)
