@@ -66,7 +66,10 @@ struct OperandConstraints {
   std::vector<DType> accumulator_dtypes{DType::fp32};
   bool a_b_same_dtype = true;
   std::vector<Major> a_majors, b_majors;
-  bool out_row_major = false;         ///< out's last dimension must have stride 1
+  bool out_row_major = false;         ///< out's last dimension must have stride 1 (but see below)
+  /// K-grouped: also serves out (G, M, N) M-major (stride 1 along M: each group's result transposed
+  /// in memory, e.g. the transposed view of a (G, N, M) tensor, an nn.Linear-style weight's gradient).
+  bool k_grouped_out_m_major = false;
   int alignment_bytes = 1;            ///< data pointers and every non-unit stride, in bytes
   Device::Kind device = Device::Kind::cpu;
   /// M-grouped: serves groups that start at aligned offsets (GroupedGemmArguments::group_alignment > 1).
@@ -81,6 +84,7 @@ struct OperandConstraints {
   bool trial_aligned_groups = false;
   bool trial_a_row_index = false;
   bool trial_k_index = false;  // a_k_index and b_k_index
+  bool trial_k_grouped_out_m_major = false;
   EpilogueSupport epilogue;           ///< default: only the empty epilogue
   /// fp8 scales served (scaling.hpp); the default serves none, so scaled operands are refused.
   ScalingSupport scalings;

@@ -18,6 +18,19 @@ __device__ __forceinline__ void st_shared_u32(::cuda::std::uint32_t addr, ::cuda
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
 
+/// A 2-byte store to shared memory at a shared-window address.
+__device__ __forceinline__ void st_shared_u16(::cuda::std::uint32_t addr, ::cuda::std::uint16_t v) {
+  asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(v) : "memory");
+}
+
+/// Stores the box at `smem_src` to the 3D tensor of `map` at (c0, c1, c2); clipped at its bounds.
+__device__ __forceinline__ void tma_store_3d(const void* map, const void* smem_src, int c0, int c1, int c2) {
+  const auto src = static_cast<::cuda::std::uint32_t>(__cvta_generic_to_shared(smem_src));
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(map),
+               "r"(c0), "r"(c1), "r"(c2), "r"(src)
+               : "memory");
+}
+
 /// Stores the box at `smem_src` to the tensor of `map` at (c0, c1); clipped at the tensor's bounds.
 __device__ __forceinline__ void tma_store_2d(const void* map, const void* smem_src, int c0, int c1) {
   const auto src = static_cast<::cuda::std::uint32_t>(__cvta_generic_to_shared(smem_src));

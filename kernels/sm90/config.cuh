@@ -92,6 +92,10 @@ struct KernelConfig {
   // b_row_index: each k-row is one source row's M (N) values, copied by the producer warpgroup
   // (sm90/gather_k.cuh); gather_b: without a cluster (B is never multicast then).
   bool gather_b = false;
+  // K-grouped, TMA epilogue: out stored M-major (each group's result transposed in memory: the
+  // transposed view of a (G, N, M) tensor), through a 3D (M, N, G) tensor map that clips each box at
+  // its group's M and N. What an nn.Linear-style weight's gradient needs (sm90/epilogue_tma.cuh).
+  bool out_m_major = false;
 
   /// Rows of one scheduler unit: the cluster's CTAs take consecutive tiles of one group.
   GEMMOPS_HD constexpr int unit_m() const { return tile_m * cluster_m; }

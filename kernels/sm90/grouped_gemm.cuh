@@ -78,7 +78,7 @@ struct StoreMechanismOf {
 };
 template <KernelConfig C>
 struct StoreMechanismOf<C, true> {
-  using type = TmaStoreEpilogue<C.out>;
+  using type = TmaStoreEpilogue<C.out, C.out_m_major>;
 };
 template <KernelConfig C>
 using StoreMechanism = typename StoreMechanismOf<C>::type;
@@ -209,6 +209,8 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
   static_assert(named_barriers<C>() <= 16, "a CTA has 16 named barriers");
   static_assert(!C.gather_a || (C.group_axis == GroupAxis::m ? C.a_major == AMajor::k : C.a_major == AMajor::m),
                 "a gathered A: M-grouped rows of a K-major A, or K-grouped k-rows of an M-major A");
+  static_assert(!C.out_m_major || (C.group_axis == GroupAxis::k && C.epilogue == 1 && C.op.identity()),
+                "an M-major out: the K-grouped form's, stored by the TMA epilogue");
   static_assert(!C.gather_b || (C.group_axis == GroupAxis::k && C.b_major == BMajor::n && C.cluster_m == 1 &&
                                 !C.op.split_b()),
                 "a gathered B: K-grouped k-rows of an N-major B, without a cluster");

@@ -98,6 +98,7 @@ nb::dict metadata_to_dict(const OperatorMetadata& md) {
   constraints["a_majors"] = major_list(c.a_majors);
   constraints["b_majors"] = major_list(c.b_majors);
   constraints["out_row_major"] = c.out_row_major;
+  constraints["k_grouped_out_m_major"] = c.k_grouped_out_m_major;
   constraints["alignment_bytes"] = c.alignment_bytes;
   constraints["device"] = c.device == Device::Kind::cuda ? "cuda" : "cpu";
   constraints["epilogue"] = epilogue_support_to_dict(c.epilogue);
@@ -165,6 +166,7 @@ OperatorMetadata metadata_from_python(nb::handle obj, std::string op_name) {
   if (!(v = field(c, "a_majors")).is_none()) k.a_majors = majors_of(v, op, "constraints.a_majors");
   if (!(v = field(c, "b_majors")).is_none()) k.b_majors = majors_of(v, op, "constraints.b_majors");
   if (!(v = field(c, "out_row_major")).is_none()) k.out_row_major = nb::cast<bool>(v);
+  if (!(v = field(c, "k_grouped_out_m_major")).is_none()) k.k_grouped_out_m_major = nb::cast<bool>(v);
   if (!(v = field(c, "alignment_bytes")).is_none()) k.alignment_bytes = nb::cast<int>(v);
   if (!(v = field(c, "device")).is_none()) k.device = to_device(v, what(op, "constraints.device").c_str()).kind;
   k.epilogue = epilogue_support_from_python(field(c, "epilogue"), op);

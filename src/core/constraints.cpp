@@ -54,9 +54,17 @@ Status check_major(const std::vector<Major>& list, const TensorDesc& t, bool col
   return unsupported(std::string(role) + ": must be " + list_string(list) + "; got " + std::string(name(m)));
 }
 
-Status check_out_row_major(const OperandConstraints& c, const TensorDesc& out) {
+// K-grouped out (G, M, N) with stride 1 along M (each group's result transposed in memory).
+bool out_m_major(OperationKind kind, const TensorDesc& out) {
+  return kind == OperationKind::grouped_k && out.rank() == 3 && out.size(1) > 1 && out.stride(1) == 1;
+}
+
+Status check_out_row_major(const OperandConstraints& c, OperationKind kind, const TensorDesc& out) {
   if (!c.out_row_major || out.size(-1) <= 1 || out.stride(-1) == 1 || !has_elements(out)) return Status::ok();
-  return unsupported("out: last dimension must have stride 1 (row-major); got strides " + strides_string(out));
+  if (c.k_grouped_out_m_major && out_m_major(kind, out)) return Status::ok();
+  return unsupported("out: last dimension must have stride 1 (row-major)" +
+                     std::string(c.k_grouped_out_m_major ? ", or, K-grouped, stride 1 along M" : "") +
+                     "; got strides " + strides_string(out));
 }
 
 Status check_alignment(int alignment, const TensorDesc& t, const char* role) {
@@ -170,6 +178,8 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
         g && c.trial_k_index && (g->a_k_index || g->b_k_index))
       return unsupported(std::string(g->a_k_index ? "a_k_index: the gathered A" : "b_k_index: the gathered B") +
                          " along K" + kAsk);
+    if (c.trial_k_grouped_out_m_major && out_m_major(kind, out) && out.size(-1) > 1)
+      return unsupported("out: a K-grouped out stored M-major" + std::string(kAsk));
     const EpilogueOps& e = epilogue_of(args);
     if (c.epilogue.trial_second_operands && e.activation_grad)
       return unsupported("epilogue.activation_grad" + std::string(kAsk));
@@ -189,7 +199,7 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
   GEMMOPS_TRY(check_dtype(c.accumulator_dtypes, accumulator_of(args), "accumulator"));
   GEMMOPS_TRY(check_major(c.a_majors, A, true, "A"));
   GEMMOPS_TRY(check_major(c.b_majors, B, false, "B"));
-  GEMMOPS_TRY(check_out_row_major(c, out));
+  GEMMOPS_TRY(check_out_row_major(c, kind, out));
   GEMMOPS_TRY(check_alignment(c.alignment_bytes, A, "A"));
   GEMMOPS_TRY(check_alignment(c.alignment_bytes, B, "B"));
   GEMMOPS_TRY(check_alignment(c.alignment_bytes, out, "out"));

@@ -42,11 +42,13 @@ kernels::sm90::EpilogueOp kernel_op(const EpilogueOps& ops) {
 }
 
 KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major a_major, Major b_major,
-                                bool k_grouped, kernels::sm90::EpilogueOp op, bool gather_a, bool gather_b) {
+                                bool k_grouped, kernels::sm90::EpilogueOp op, bool gather_a, bool gather_b,
+                                bool out_m_major) {
   KernelConfig c;
   c.op = op;
   c.gather_a = gather_a;
   c.gather_b = gather_b;
+  c.out_m_major = out_m_major;
   c.tile_m = d.design.tile_m;
   c.tile_n = d.design.tile_n;
   c.tile_k = d.design.tile_k;
@@ -163,6 +165,7 @@ std::string instantiation_text(const KernelConfig& c) {
   s += op_text(c.op, ns);
   if (c.gather_a) s += ", .gather_a = true";
   if (c.gather_b) s += ", .gather_b = true";  // (absent otherwise: other kernels keep their text and cache key)
+  if (c.out_m_major) s += ", .out_m_major = true";
   s += "}>";
   return s;
 }

@@ -27,7 +27,7 @@ kernels::sm90::EpilogueOp kernel_op(const EpilogueOps& ops);
 /// read through an index, `gather_b` B's k-rows (K-grouped).
 KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major a_major, Major b_major,
                                 bool k_grouped, kernels::sm90::EpilogueOp op = {}, bool gather_a = false,
-                                bool gather_b = false);
+                                bool gather_b = false, bool out_m_major = false);
 
 /// Why design `d` cannot gather A's rows (KernelConfig::gather_a) on kernel `c`, or "" when it can.
 std::string gather_a_refusal(const KernelConfig& c);

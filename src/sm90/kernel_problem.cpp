@@ -42,8 +42,20 @@ Status a_layout(const TensorDesc& a, KernelProblem* p) {
   return Status::ok();
 }
 
+// K-grouped out (G, M, N) with stride 1 along M (each group's result transposed in memory, as an
+// nn.Linear-style weight's gradient is): served by the TMA epilogue's M-major store.
+bool k_grouped_out_m_major(const TensorDesc& out, const KernelProblem& p) {
+  return p.kind == OperationKind::grouped_k && out.rank() == 3 && out.shape[1] > 1 && p.n > 1 && out.strides[1] == 1;
+}
+
 Status out_rows(const TensorDesc& out, KernelProblem* p) {
   const int ro = out.rank();
+  if (k_grouped_out_m_major(out, *p)) {
+    p->out_m_major = true;
+    p->out_row_stride = out.strides[2];  // between N columns
+    p->out_group_stride = out.strides[0];
+    return Status::ok();
+  }
   if (out.strides[ro - 1] != 1 && p->n > 1)
     return unsupported("out: sm90 kernels need out row-major (stride 1 along N); got " + out.describe());
   p->out_row_stride = out.strides[ro - 2];
@@ -53,6 +65,14 @@ Status out_rows(const TensorDesc& out, KernelProblem* p) {
 // K-grouped: the kernel stores group g's (M, N) result at rows [g * M, (g + 1) * M) of one matrix.
 Status k_grouped_out(const TensorDesc& out, KernelProblem* p) {
   const int64_t M = out.shape[1];
+  if (p->out_m_major) {  // TMA: the N and group strides in 16-byte multiples (the M-major store's 3D map)
+    const int64_t align = 16 / static_cast<int64_t>(size_of(out.dtype));
+    if (size_of(out.dtype) != 2 || out.strides[2] % align != 0 || (out.shape[0] > 1 && out.strides[0] % align != 0))
+      return unsupported("out: an M-major K-grouped out is stored by TMA in 16-bit elements, its N and group strides "
+                         "multiples of 16 bytes; got " + out.describe());
+    p->out_rows = out.shape[0] * M;
+    return Status::ok();
+  }
   if (M == 1) p->out_row_stride = out.strides[0];  // one row per group: groups are the rows
   if (out.shape[0] > 1 && M > 1 && out.strides[0] != M * out.strides[1])
     return unsupported("out: K-grouped sm90 kernels need the groups' results stacked by rows (stride[0] == M * "

@@ -26,7 +26,11 @@ struct KernelProblem {
   int64_t out_rows = 0;        // rows of out seen as one matrix (grouped_k: G * M, else rows)
   Major a_major = Major::k;    // k: K contiguous; mn: the rows (M) contiguous
   int64_t a_stride = 0;        // elements between rows of A (K-major) or between its K columns (M-major)
-  int64_t out_row_stride = 0;  // elements between rows of out (N contiguous)
+  int64_t out_row_stride = 0;  // elements between rows of out (N contiguous; out_m_major: between its N columns)
+  // grouped_k: out (G, M, N) stored M-major (stride 1 along M: the transposed view of a (G, N, M)
+  // tensor), by the TMA epilogue through a (M, N, G) map; out_group_stride elements between groups.
+  bool out_m_major = false;
+  int64_t out_group_stride = 0;
   Major b_major = Major::k;
   int64_t b_group_stride = 0, b_k_stride = 0, b_n_stride = 0;  // elements
   bool zero_tail = false;      // grouped_m: out's rows past the last group's end are set to zero

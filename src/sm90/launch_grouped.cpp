@@ -161,7 +161,18 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
     }
     store_map(m, &params.mainloop.map_b);
   }
-  if (c.epilogue == 1) {  // out (out rows, N), N contiguous; a box is one 64 x 64 slab chunk
+  if (c.epilogue == 1 && c.out_m_major) {  // K-grouped out (M, N, G), M contiguous: a box is (64 M, 64 N, 1)
+    const uint64_t out_esize = size_of(p.out->dtype);
+    const int64_t m = p.groups > 0 ? p.out_rows / p.groups : 0;
+    const uint64_t dims[3] = {at_least_one(m), at_least_one(p.n), at_least_one(p.groups)};
+    const uint64_t strides[2] = {stride_bytes(p.out_row_stride, p.n, out_esize),
+                                 stride_bytes(p.out_group_stride, p.groups, out_esize)};
+    const uint32_t box[3] = {64, 64, 1};
+    GEMMOPS_ASSIGN_OR_RETURN(const CUtensorMapDataType out_type, tma_type(p.out->dtype, "out"));
+    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m3, cuda::encode_tiled(*api, out_type, 3, p.out->data, dims, strides, box,
+                                                                CU_TENSOR_MAP_SWIZZLE_128B));
+    store_map(m3, &params.store.map_out);
+  } else if (c.epilogue == 1) {  // out (out rows, N), N contiguous; a box is one 64 x 64 slab chunk
     const uint64_t out_esize = size_of(p.out->dtype);
     const int64_t out_cols = c.op.gated() ? p.n / 2 : p.n;  // a gated op writes half the product's columns
     const uint64_t dims[2] = {at_least_one(out_cols), at_least_one(p.out_rows)};

@@ -33,7 +33,12 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
   // The op is part of the kernel (one artifact per op).
   config_ = make_kernel_config(design, ab, out, problem_.a_major, problem_.b_major,
                                problem_.kind == OperationKind::grouped_k, kernel_op(ops), problem_.gather_a,
-                               problem_.gather_b);
+                               problem_.gather_b, problem_.out_m_major);
+  if (problem_.out_m_major && config_.epilogue != 1) {
+    status_ = unsupported("out: an M-major K-grouped out is stored by the TMA epilogue (each box transposed); design " +
+                          design.design.to_string() + " stores directly: its _tma twins serve it");
+    return;
+  }
   if (problem_.gather_a || problem_.gather_b) {
     const bool k_grouped = problem_.kind == OperationKind::grouped_k;
     if (const std::string why = k_grouped ? gather_k_refusal(config_) : gather_a_refusal(config_); !why.empty()) {

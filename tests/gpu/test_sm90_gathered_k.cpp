@@ -3,7 +3,9 @@
 // trial opt-in), against the float64 reference: A, B or both gathered, random indices with
 // repeats and every index the same; ragged groups with empty ones, group K not a multiple of 64,
 // groups starting at k not a multiple of 8, k past the last offset, M and N not multiples of the
-// tile; and the host-side refusal of an index outside the source
+// tile; and the host-side refusal of an index outside the source. Also out stored M-major (each
+// group's result transposed in memory: an nn.Linear-style weight's gradient), plain and with A
+// gathered, on the TMA-store designs that serve it (a trial layout: the opt-in the suite sets)
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
@@ -20,7 +22,7 @@
 namespace gemmops::testing {
 namespace {
 
-enum class Gathered { a, b, both };
+enum class Gathered { a, b, both, none };
 enum class IndexKind { random_with_repeats, all_the_same };
 
 /// One problem: A (M, TotalK) M-major or its gathered source's transpose (M, Rows), B (TotalK, N)
@@ -33,25 +35,35 @@ struct GatherKProblem {
 
   GroupedGemmArguments arguments() const {
     GroupedGemmArguments g{A.desc, B.desc, out.desc, DType::fp32, offsets.desc};
-    if (gathered != Gathered::b) g.a_k_index = index.desc;
-    if (gathered != Gathered::a) g.b_k_index = index.desc;
+    if (gathers_a(gathered)) g.a_k_index = index.desc;
+    if (gathers_b(gathered)) g.b_k_index = index.desc;
     return g;
   }
+  static bool gathers_a(Gathered g) { return g == Gathered::a || g == Gathered::both; }
+  static bool gathers_b(Gathered g) { return g == Gathered::b || g == Gathered::both; }
 };
+
+/// out (G, M, N): row-major, or M-major (the transposed view of a contiguous (G, N, M)).
+HostTensor make_out(DType dtype, int64_t groups, int64_t M, int64_t N, bool m_major) {
+  return m_major ? HostTensor::strided(dtype, {groups, M, N}, {N * M, 1, M})
+                 : HostTensor::contiguous(dtype, {groups, M, N});
+}
 
 /// Groups of `ends` (non-decreasing; k past the last are never read: their index entries are -1).
 GatherKProblem make_gather_k(const OperatorMetadata& m, Gathered gathered, int64_t rows, int64_t M, int64_t N,
-                             int64_t total_k, const std::vector<int32_t>& ends, IndexKind kind, std::mt19937& rng) {
+                             int64_t total_k, const std::vector<int32_t>& ends, IndexKind kind, std::mt19937& rng,
+                             bool out_m_major = false) {
   GatherKProblem p;
   p.gathered = gathered;
   const DType ab = m.constraints.a_dtypes.at(0);
-  const int64_t a_cols = gathered != Gathered::b ? rows : total_k, b_rows = gathered != Gathered::a ? rows : total_k;
+  const int64_t a_cols = GatherKProblem::gathers_a(gathered) ? rows : total_k;
+  const int64_t b_rows = GatherKProblem::gathers_b(gathered) ? rows : total_k;
   p.A = HostTensor::strided(ab, {M, a_cols}, {1, M});
   p.B = HostTensor::contiguous(ab, {b_rows, N});
   fill_random(p.A, rng);
   fill_random(p.B, rng);
   const auto groups = static_cast<int64_t>(ends.size());
-  p.out = HostTensor::contiguous(m.constraints.out_dtypes.at(0), {groups, M, N});
+  p.out = make_out(m.constraints.out_dtypes.at(0), groups, M, N, out_m_major);
   p.out.poison();
   p.offsets = HostTensor::contiguous(DType::i32, {groups});
   int32_t begin = 0;
@@ -72,8 +84,8 @@ void expect_matches_reference(const Operator& op, const GatherKProblem& p) {
   auto A = upload(p.A), B = upload(p.B), out = upload(p.out), offsets = upload(p.offsets), index = upload(p.index);
   ASSERT_TRUE(A && B && out && offsets && index);
   GroupedGemmArguments g{on(p.A, *A), on(p.B, *B), on(p.out, *out), DType::fp32, on(p.offsets, *offsets)};
-  if (p.gathered != Gathered::b) g.a_k_index = on(p.index, *index);
-  if (p.gathered != Gathered::a) g.b_k_index = on(p.index, *index);
+  if (GatherKProblem::gathers_a(p.gathered)) g.a_k_index = on(p.index, *index);
+  if (GatherKProblem::gathers_b(p.gathered)) g.b_k_index = on(p.index, *index);
   const Status supported = op.supports(g);
   ASSERT_TRUE(supported) << supported.to_string();
   const Status ran = op.run(g);
@@ -86,8 +98,9 @@ void expect_matches_reference(const Operator& op, const GatherKProblem& p) {
   EXPECT_TRUE(c.ok()) << c.describe();
 }
 
-// The operators that serve `gathered` on a small fake problem (both operands MN-major).
-std::vector<OperatorPtr> gathering_operators(Gathered gathered) {
+// The operators that serve `gathered` on a small fake problem (both operands MN-major; out M-major
+// where asked).
+std::vector<OperatorPtr> gathering_operators(Gathered gathered, bool out_m_major = false) {
   ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
   std::vector<OperatorPtr> ops;
   const Device cuda = Device::cuda(0);
@@ -95,11 +108,12 @@ std::vector<OperatorPtr> gathering_operators(Gathered gathered) {
     const DType ab = op->metadata().constraints.a_dtypes[0];
     TensorDesc a = TensorDesc::contiguous(ab, {64, 64}, cuda);
     a.strides = {1, 64};
-    GroupedGemmArguments g{a, TensorDesc::contiguous(ab, {64, 64}, cuda),
-                           TensorDesc::contiguous(op->metadata().constraints.out_dtypes[0], {2, 64, 64}, cuda),
-                           DType::fp32, TensorDesc::contiguous(DType::i32, {2}, cuda)};
-    if (gathered != Gathered::b) g.a_k_index = TensorDesc::contiguous(DType::i32, {64}, cuda);
-    if (gathered != Gathered::a) g.b_k_index = TensorDesc::contiguous(DType::i32, {64}, cuda);
+    TensorDesc out = TensorDesc::contiguous(op->metadata().constraints.out_dtypes[0], {2, 64, 64}, cuda);
+    if (out_m_major) out.strides = {64 * 64, 1, 64};
+    GroupedGemmArguments g{a, TensorDesc::contiguous(ab, {64, 64}, cuda), out, DType::fp32,
+                           TensorDesc::contiguous(DType::i32, {2}, cuda)};
+    if (GatherKProblem::gathers_a(gathered)) g.a_k_index = TensorDesc::contiguous(DType::i32, {64}, cuda);
+    if (GatherKProblem::gathers_b(gathered)) g.b_k_index = TensorDesc::contiguous(DType::i32, {64}, cuda);
     if (op->supports(g)) ops.push_back(op);
   }
   return ops;
@@ -108,12 +122,15 @@ std::vector<OperatorPtr> gathering_operators(Gathered gathered) {
 struct GatherKCase {
   OperatorPtr op;
   Gathered gathered;
+  bool out_m_major = false;
 };
 
 std::vector<GatherKCase> cases() {
   std::vector<GatherKCase> out;
   for (Gathered g : {Gathered::a, Gathered::b, Gathered::both})
     for (const OperatorPtr& op : gathering_operators(g)) out.push_back({op, g});
+  for (Gathered g : {Gathered::none, Gathered::a})  // out M-major: plain, and the MoE's dW1
+    for (const OperatorPtr& op : gathering_operators(g, true)) out.push_back({op, g, true});
   return out;
 }
 
@@ -124,7 +141,7 @@ class Sm90GatheredKTest : public ::testing::TestWithParam<GatherKCase> {
 
 TEST_P(Sm90GatheredKTest, matches_the_reference_for_random_and_constant_indices) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
-  const auto& [op, gathered] = GetParam();
+  const auto& [op, gathered, m_major] = GetParam();
   const OperatorMetadata& m = op->metadata();
   const int64_t unit = m.design.tile_m * m.design.cluster_m, tn = m.design.tile_n;
   std::mt19937 rng(51);
@@ -132,33 +149,35 @@ TEST_P(Sm90GatheredKTest, matches_the_reference_for_random_and_constant_indices)
     SCOPED_TRACE(kind == IndexKind::random_with_repeats ? "random indices" : "every index the same");
     // Six groups over 1000 of 1019 k, one empty, one of a single k; M and N past whole tiles.
     const std::vector<int32_t> ends = random_group_ends(rng, 6, 1000, true);
-    expect_matches_reference(*op, make_gather_k(m, gathered, 77, unit + 40, tn + 72, 1019, ends, kind, rng));
+    expect_matches_reference(*op, make_gather_k(m, gathered, 77, unit + 40, tn + 72, 1019, ends, kind, rng, m_major));
   }
 }
 
 TEST_P(Sm90GatheredKTest, zero_fills_outside_groups_that_start_and_end_off_the_k_blocks) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
-  const auto& [op, gathered] = GetParam();
+  const auto& [op, gathered, m_major] = GetParam();
   const OperatorMetadata& m = op->metadata();
   std::mt19937 rng(52);
   // Groups starting at k 0, 13, 13 (empty), 90, 291, 300 and ending at 437 of 450: starts not
   // multiples of 8, K of 13, 77, 201, 9 and 137, none a multiple of 64.
   const std::vector<int32_t> ends = {13, 13, 90, 291, 300, 437};
   expect_matches_reference(*op, make_gather_k(m, gathered, 300, 2 * m.design.tile_m * m.design.cluster_m + 8,
-                                              m.design.tile_n + 8, 450, ends, IndexKind::random_with_repeats, rng));
+                                              m.design.tile_n + 8, 450, ends, IndexKind::random_with_repeats, rng,
+                                              m_major));
 }
 
 TEST_P(Sm90GatheredKTest, every_group_empty_writes_zeros) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
-  const auto& [op, gathered] = GetParam();
+  const auto& [op, gathered, m_major] = GetParam();
   std::mt19937 rng(53);
   expect_matches_reference(*op, make_gather_k(op->metadata(), gathered, 9, 64, 64, 128, {0, 0, 0},
-                                              IndexKind::random_with_repeats, rng));
+                                              IndexKind::random_with_repeats, rng, m_major));
 }
 
 std::string case_name(const ::testing::TestParamInfo<GatherKCase>& info) {
-  const char* g = info.param.gathered == Gathered::a ? "a_" : info.param.gathered == Gathered::b ? "b_" : "ab_";
-  return g + info.param.op->name();
+  const Gathered g = info.param.gathered;
+  const char* which = g == Gathered::a ? "a_" : g == Gathered::b ? "b_" : g == Gathered::both ? "ab_" : "none_";
+  return (info.param.out_m_major ? std::string("mt_") : std::string()) + which + info.param.op->name();
 }
 
 INSTANTIATE_TEST_SUITE_P(Sm90, Sm90GatheredKTest, ::testing::ValuesIn(cases()), case_name);
@@ -167,6 +186,8 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Sm90GatheredKTest);
 TEST(Sm90GatheredK, every_form_is_served_by_some_design) {
   for (Gathered g : {Gathered::a, Gathered::b, Gathered::both})
     EXPECT_FALSE(gathering_operators(g).empty()) << static_cast<int>(g);
+  for (Gathered g : {Gathered::none, Gathered::a})
+    EXPECT_FALSE(gathering_operators(g, true).empty()) << "out M-major, " << static_cast<int>(g);
 }
 
 TEST(Sm90GatheredK, an_index_outside_the_source_is_refused_on_the_host) {

@@ -165,13 +165,18 @@ def grouped_mm_dgated(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, h: t
 
 def grouped_mm_k_gathered(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor,
                           a_k_index: Optional[torch.Tensor] = None,
-                          b_k_index: Optional[torch.Tensor] = None) -> Optional[torch.Tensor]:
+                          b_k_index: Optional[torch.Tensor] = None, out_m_major: bool = False) -> Optional[torch.Tensor]:
     """The K-grouped product with operands read through an index along K (the MoE weight gradients):
     out[g] = A'[:, ks of g] @ B'[ks of g, :], where A'[:, k] = a[:, a_k_index[k]] (a (M, Rows), e.g.
     x.t()) and B'[k, :] = b[b_k_index[k], :] (b (Rows, N)), each as given where its index is None;
     ks past offs[-1] are not read, a group without ks gets zeros. (G, M, N) in a's dtype, or None
-    when no operator serves it here. No autograd."""
-    out = torch.empty((offs.shape[0], a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
+    when no operator serves it here. No autograd. out_m_major: the result is the transposed view of
+    a contiguous (G, N, M) (each group's result stored transposed)."""
+    G, M, N = offs.shape[0], a.shape[0], b.shape[1]
+    if out_m_major:
+        out = torch.empty((G, N, M), dtype=a.dtype, device=a.device).transpose(-2, -1)
+    else:
+        out = torch.empty((G, M, N), dtype=a.dtype, device=a.device)
     try:
         args = _core.GroupedGemmArguments(a, b, out, accumulator_type="float32", offsets=offs,
                                           a_k_index=a_k_index, b_k_index=b_k_index)

@@ -178,11 +178,17 @@ def _d_w_down(a_scaled, dout, offsets, rows, transposed: bool):
 def _d_w_gate_up(x, dh, offsets, rows, transposed: bool):
     """dW1 (E, H, N_up) = x^T dh per expert, K-grouped over its pairs, x's rows read through the index;
     None where no operator serves it. `transposed` (w_gate_up the view of an (E, N_up, H) weight):
-    computed as (E, N_up, H) = dh^T x and returned transposed, in the weight's own layout. The other
-    orientation runs a faster GEMM (the gathered operand is A, which a 2-CTA cluster serves), but
-    autograd would copy its result into the weight's layout, a strided transpose of E x N_up x H values
-    that measured 2.8 ms on an H100 at Qwen3-30B-A3B's sizes (T = 8192), where the GEMM takes 0.85 ms."""
+    made in the weight's own layout, since autograd would copy any other into it (a strided transpose
+    of E x N_up x H values: 2.8 ms a step on an H100 at Qwen3-30B-A3B's sizes, T = 8192, where the GEMM
+    takes 0.85 ms). First as (E, H, N_up) = x^T dh with its tiles stored transposed (an M-major out;
+    the gathered operand is A, which a 2-CTA cluster serves), else as (E, N_up, H) = dh^T x with x
+    gathered as B (no cluster), returned transposed."""
     if transposed:
+        # The faster orientation, its tiles stored transposed (out M-major, the TMA epilogue), where
+        # an operator serves that; else B gathered.
+        d = grouped_mm_k_gathered(x.t(), dh, offsets, a_k_index=rows, out_m_major=True)  # (E, H, N_up) view
+        if d is not None:
+            return d
         d_t = grouped_mm_k_gathered(dh.t(), x, offsets, b_k_index=rows)  # (E, N_up, H)
         if d_t is not None:
             return d_t.transpose(-2, -1)
