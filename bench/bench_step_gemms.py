@@ -90,6 +90,10 @@ def step_gemm_arguments(cfg, device, seed=0, twins=False):
             "dW1 | H x 2I by a_k_index": (args(x.t(), dh, empty(E, H, 2 * I), "float32", offsets, a_k_index=rows),
                                            2 * S * H * 2 * I),
             "dW1 | dense": (args(dh.t(), x_rows, empty(E, 2 * I, H), "float32", offsets), 2 * S * H * 2 * I),
+            # The weight's layout from the faster orientation: its tiles stored transposed (a trial
+            # layout: GEMMOPS_TRIAL_DESIGNS=1), what moe_experts takes first where it is served.
+            "dW1 | H x 2I stored M-major": (args(x.t(), dh, empty(E, 2 * I, H).transpose(-2, -1), "float32", offsets,
+                                                 a_k_index=rows), 2 * S * H * 2 * I),
         })
     return pieces
 
