@@ -71,7 +71,8 @@ const Sm90Design kDesigns[] = {
                      .tile_overhead_us = 1.8, .k_grouped_time_scale = 1.08}},
     // (128x128 ping-pong with 2-CTA clusters: no longer hangs since the v9 turn fix, but the
     // fastest design on 2 of 160 forward rows, by under 2%, and on none of 160 weight-gradient rows;
-    // 26% slower than the best design on average: bench/NOTES.md v11.)
+    // 26% slower than the best design on average: bench/NOTES.md v11. Registered again below as a
+    // trial for the gathered forms.)
     // 64-row tiles waste least of a group's last tile.
     {.design = tile(64, 256, 5, Schedule::pingpong),
      .consumers = 2,
@@ -113,6 +114,16 @@ const Sm90Design kDesigns[] = {
      .consumers = 2,
      .calibration = {.mainloop_efficiency = 0.90, .bandwidth_efficiency = 0.85,
                      .tile_overhead_us = 0.3, .k_grouped_time_scale = 1.04},
+     .trial = true},
+    // 128x128 ping-pong with 2-CTA clusters, back as a trial for the MoE step's gathered forms: with
+    // A's rows gathered by the producer's copies, B's multicast halves the L2 reads that compete with
+    // them (the 2-CTA twin of 64x256 ping-pong ran the up projection 18% faster than the 1-CTA pick on
+    // an H100), and SonicMoE's dgated runs a 2-CTA ping-pong (128x160). On plain forward rows it was
+    // the fastest on 2 of 160 (bench/NOTES.md v11).
+    {.design = tile(128, 128, 6, Schedule::pingpong, 2),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.95, .bandwidth_efficiency = 0.85,
+                     .tile_overhead_us = 1.8, .k_grouped_time_scale = 1.08},
      .trial = true},
     // 256-row cooperative tiles, 128 rows a warpgroup: half the B traffic per FLOP of 128-row ones.
     {.design = tile(256, 128, 4, Schedule::cooperative, 2),

@@ -86,6 +86,31 @@ TEST(Sm90GatherCompile, the_moe_up_projection_compiles_spill_free_on_every_desig
   EXPECT_GT(compiled, 3);
 }
 
+// The down projection's data gradient as the step runs it: dout's rows gathered, SwiGLU's backward
+// with the scores (activation_grad: h read, dh and s act(h) written, score partials), every design
+// serving that op and a gathered A.
+TEST(Sm90GatherCompile, the_moe_down_dgrad_compiles_spill_free_on_every_design_serving_it) {
+  if (auto api = jit::nvrtc(); !api) GTEST_SKIP() << api.status().message();
+  const Device cuda = Device::cuda(0);
+  EpilogueOps ops;
+  ops.activation = Activation::swiglu;
+  ops.gate_layout = GateLayout::concatenated;
+  ops.row_scale = TensorDesc::contiguous(DType::fp32, {512}, cuda);
+  ops.activation_grad = ActivationGrad{TensorDesc::contiguous(DType::bf16, {512, 512}, cuda),
+                                       TensorDesc::contiguous(DType::bf16, {512, 256}, cuda),
+                                       TensorDesc::contiguous(DType::fp32, {512, 4}, cuda)};
+  int compiled = 0;
+  for (const Sm90Design& d : sm90::sm90_designs()) {
+    const sm90::KernelConfig c =
+        sm90::make_kernel_config(d, DType::bf16, DType::bf16, Major::k, Major::mn, false, sm90::kernel_op(ops), true);
+    if (!sm90::gather_a_refusal(c).empty() || !sm90::check_design_epilogue(d, ops).empty()) continue;
+    const std::string label = testing::test_label("dgated_" + d.design.to_string());
+    expect_clean_compile(sm90::make_compile_request("sm90_gather_" + label, c, Target::sm(90, true)), label);
+    ++compiled;
+  }
+  EXPECT_GT(compiled, 3);
+}
+
 TEST(Sm90GatherSupport, designs_with_wide_accumulators_or_256_row_tiles_refuse_and_every_other_design_serves_it) {
   int refused = 0;
   for (const Sm90Design& d : sm90::sm90_designs()) {
