@@ -16,9 +16,11 @@ bool fits_int32(int64_t v) { return v >= 0 && v <= std::numeric_limits<int32_t>:
 }  // namespace
 
 void set_fp8_constraints(OperandConstraints& c) {
-  // The scheduler's other layouts would work unchanged, but only the plain M-grouped form is
-  // tested with the fp8 main loop so far.
-  c.kinds = {OperationKind::grouped_m};
+  // The M-grouped form and the masked layout (an expert-parallel dispatcher's, DeepGEMM's masked
+  // form): A's rows of group g are rows g * MaxM .. of the flattened (G * MaxM, K), so its scales
+  // (G, MaxM, KB) are read as (G * MaxM, KB). The scheduler's aligned layout would work unchanged,
+  // untested with the fp8 main loop so far.
+  c.kinds = {OperationKind::grouped_m, OperationKind::grouped_m_masked};
   c.aligned_groups = false;
   c.a_row_index = false;
   c.a_k_index = c.b_k_index = false;
@@ -51,12 +53,20 @@ Status check_fp8_problem(const Arguments& args, const KernelProblem& p) {
   const int64_t kb = (p.k + 127) / 128;
   const TensorDesc& sa = g->a_scales->scales;
   const TensorDesc& sb = g->b_scales->scales;
-  if (sa.shape.size() != 2 || sb.shape.size() != 3)
-    return unsupported("a_scales: the fp8 main loop reads A's scales (TotalM, KB) and B's (G, ceil(N/128), KB)");
+  const bool masked = g->A.rank() == 3;
+  if (sa.shape.size() != (masked ? 3u : 2u) || sb.shape.size() != 3)
+    return unsupported(masked ? "a_scales: the fp8 main loop reads a masked A's scales (G, MaxM, KB) and B's "
+                                "(G, ceil(N/128), KB)"
+                              : "a_scales: the fp8 main loop reads A's scales (TotalM, KB) and B's (G, ceil(N/128), KB)");
+  // The masked A's scales are read as one (G * MaxM, KB) matrix: groups stacked by rows.
+  if (masked && sa.shape[0] > 1 && sa.stride(0) != sa.shape[1] * sa.stride(1))
+    return unsupported("a_scales: the fp8 main loop reads a masked A's (G, MaxM, KB) scales with the groups stacked "
+                       "by rows (stride[0] == MaxM * stride[1]); got " + sa.describe());
   if (sb.stride(1) != kb)
     return unsupported("b_scales: the fp8 main loop reads 128x128 scales whose N blocks are ceil(K/128) = " +
                        std::to_string(kb) + " elements apart (unpadded rows); got " + std::to_string(sb.stride(1)));
-  if (!fits_int32(sa.stride(0))) return unsupported("a_scales: the fp8 main loop takes a row stride below 2^31 elements");
+  if (!fits_int32(sa.stride(sa.rank() - 2)))
+    return unsupported("a_scales: the fp8 main loop takes a row stride below 2^31 elements");
   if (!fits_int32(sb.stride(0)))
     return unsupported("b_scales: the fp8 main loop takes a group stride below 2^31 elements");
   return Status::ok();
@@ -67,7 +77,7 @@ void bind_fp8_scales(const Arguments& args, KernelProblem* p) {
   if (g == nullptr || !g->a_scales || !g->b_scales) return;
   p->a_scales = static_cast<const float*>(g->a_scales->scales.data);
   p->b_scales = static_cast<const float*>(g->b_scales->scales.data);
-  p->a_scale_row_stride = g->a_scales->scales.stride(0);
+  p->a_scale_row_stride = g->a_scales->scales.stride(g->a_scales->scales.rank() - 2);  // (masked: (G, MaxM, KB))
   p->b_scale_group_stride = g->b_scales->scales.stride(0);
 }
 

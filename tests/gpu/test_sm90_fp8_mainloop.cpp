@@ -103,6 +103,67 @@ void expect_matches_cpu(const OperatorPtr& op, const Fp8Problem& p) {
                     << (first >= 0 ? ref.get(first) : 0.0);
 }
 
+/// The masked layout (an expert-parallel dispatcher's): A (G, MaxM, K), out (G, MaxM, N), `counts`
+/// rows of each group valid; the device against the CPU masked operator on those rows, every other
+/// row of out untouched (poison).
+void expect_masked_matches_cpu(const OperatorPtr& op, const std::vector<int32_t>& counts, int64_t max_m, int64_t K,
+                               int64_t N, uint32_t seed) {
+  const auto G = static_cast<int64_t>(counts.size());
+  const int64_t kb = (K + 127) / 128, nb = (N + 127) / 128;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> value(-2.0, 2.0), scale(0.25, 2.0);
+  HostTensor A = HostTensor::contiguous(DType::e4m3, {G, max_m, K});
+  HostTensor B = HostTensor::strided(DType::e4m3, {G, K, N}, {N * K, 1, K});
+  HostTensor sa = HostTensor::contiguous(DType::fp32, {G, max_m, kb});
+  HostTensor sb = HostTensor::contiguous(DType::fp32, {G, nb, kb});
+  HostTensor off = HostTensor::contiguous(DType::i32, {G});
+  for (int64_t i = 0; i < A.numel(); ++i) A.set(i, value(rng));
+  for (int64_t i = 0; i < B.numel(); ++i) B.set(i, value(rng));
+  for (int64_t i = 0; i < sa.numel(); ++i) sa.set(i, scale(rng));
+  for (int64_t i = 0; i < sb.numel(); ++i) sb.set(i, scale(rng));
+  for (int64_t g = 0; g < G; ++g) off.set(g, counts[static_cast<size_t>(g)]);
+  auto args = [&](const TensorDesc& a, const TensorDesc& b, const TensorDesc& o, const TensorDesc& f,
+                  const TensorDesc& s_a, const TensorDesc& s_b) {
+    GroupedGemmArguments g{a, b, o, DType::fp32, f};
+    g.a_scales = OperandScales{s_a, ScaleGranularity::block_1x128};
+    g.b_scales = OperandScales{s_b, ScaleGranularity::block_128x128};
+    return g;
+  };
+  HostTensor ref = HostTensor::contiguous(DType::fp32, {G, max_m, N});
+  const OperatorPtr cpu = default_registry().find("cpu_grouped_gemm_m_masked");
+  ASSERT_NE(cpu, nullptr);
+  const Status rs = cpu->run(args(A.desc, B.desc, ref.desc, off.desc, sa.desc, sb.desc));
+  ASSERT_TRUE(rs) << rs.to_string();
+  HostTensor out = HostTensor::contiguous(DType::bf16, {G, max_m, N});
+  out.poison();
+  auto dA = testing::upload(A), dB = testing::upload(B), dOut = testing::upload(out), dOff = testing::upload(off),
+       dSa = testing::upload(sa), dSb = testing::upload(sb);
+  ASSERT_TRUE(dA && dB && dOut && dOff && dSa && dSb);
+  const GroupedGemmArguments g = args(testing::on(A, *dA), testing::on(B, *dB), testing::on(out, *dOut),
+                                      testing::on(off, *dOff), testing::on(sa, *dSa), testing::on(sb, *dSb));
+  const Status s = op->supports(g, Target::sm(90, true));
+  ASSERT_TRUE(s) << s.to_string();
+  const Status run = op->run(g);
+  ASSERT_TRUE(run) << run.to_string();
+  ASSERT_TRUE(dOut->copy_to_host(out.storage.data(), out.storage.size()));
+  int64_t bad = 0, first = -1;
+  for (int64_t g2 = 0; g2 < G; ++g2)
+    for (int64_t r = 0; r < max_m; ++r)
+      for (int64_t c = 0; c < N; ++c) {
+        const int64_t e = (g2 * max_m + r) * N + c;
+        if (r >= counts[static_cast<size_t>(g2)]) {  // past the group's count: untouched
+          const std::byte* b = out.at(e);
+          if (b[0] != std::byte{0xff} || b[1] != std::byte{0xff}) bad += 1, first = first < 0 ? e : first;
+          continue;
+        }
+        const double want = ref.get(e), got = out.get(e);
+        const double tol = 0x1p-7 * std::fabs(want) + 0x1p-6 * std::sqrt(static_cast<double>(K));  // as above
+        if (!(std::fabs(got - want) <= tol)) bad += 1, first = first < 0 ? e : first;
+      }
+  EXPECT_EQ(bad, 0) << op->name() << ": first wrong element " << first << " (group " << first / (max_m * N)
+                    << ", row " << (first / N) % max_m << ", column " << first % N << ")";
+}
+
 class Sm90Fp8Mainloop : public ::testing::TestWithParam<OperatorPtr> {};
 
 TEST_P(Sm90Fp8Mainloop, matches_the_cpu_scaled_operator_on_ragged_groups_with_empty_ones) {
@@ -115,6 +176,14 @@ TEST_P(Sm90Fp8Mainloop, matches_the_cpu_scaled_operator_on_ragged_groups_with_em
     SCOPED_TRACE("K = " + std::to_string(k));
     expect_matches_cpu(GetParam(), make_problem(rows, 452 + 40, k, 384, 7u + static_cast<uint32_t>(k)));
   }
+}
+
+TEST_P(Sm90Fp8Mainloop, matches_the_cpu_operator_on_the_masked_layout) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+  // DeepGEMM's masked form at small size: counts of 0, 1, a partial tile, a full MaxM; K with a
+  // partial last block.
+  expect_masked_matches_cpu(GetParam(), {0, 1, 100, 256}, 256, 320, 384, 17u);
 }
 
 TEST_P(Sm90Fp8Mainloop, is_offered_with_the_trial_opt_in) {

@@ -94,4 +94,21 @@ inline GroupedGemmArguments make_fp8_grouped(int64_t groups = 4, int64_t total_m
   return g;
 }
 
+/// The masked layout of make_fp8_grouped: A (G, MaxM, K) e4m3 with (G, MaxM, KB) 1x128 scales,
+/// B (G, K, N) K-major with (G, NB, KB) 128x128 scales, out (G, MaxM, N) bf16, offsets (G,) row counts.
+inline GroupedGemmArguments make_fp8_masked(int64_t groups = 4, int64_t max_m = 128, int64_t k = 320,
+                                            int64_t n = 256) {
+  const Device cuda = Device::cuda(0);
+  const int64_t kb = (k + 127) / 128, nb = (n + 127) / 128;
+  GroupedGemmArguments g{TensorDesc::contiguous(DType::e4m3, {groups, max_m, k}, cuda),
+                         TensorDesc(DType::e4m3, {groups, k, n}, {n * k, 1, k}, cuda),
+                         TensorDesc::contiguous(DType::bf16, {groups, max_m, n}, cuda), DType::fp32,
+                         TensorDesc::contiguous(DType::i32, {groups}, cuda)};
+  g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {groups, max_m, kb}, cuda),
+                             ScaleGranularity::block_1x128};
+  g.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {groups, nb, kb}, cuda),
+                             ScaleGranularity::block_128x128};
+  return g;
+}
+
 }  // namespace gemmops::testing

@@ -48,6 +48,19 @@ TEST(Sm90Fp8Support, serves_block_scaled_e4m3_m_grouped_incl_k_not_a_multiple_of
   }
 }
 
+TEST(Sm90Fp8Support, serves_the_masked_layout_with_its_stacked_scales) {
+  const OperatorPtr op = fp8_operator();
+  ASSERT_NE(op, nullptr);
+  const GroupedGemmArguments masked = testing::make_fp8_masked(4, 256, 320, 256);
+  ASSERT_TRUE(validate(masked)) << validate(masked).to_string();
+  EXPECT_TRUE(op->supports(masked, kHopper)) << op->supports(masked, kHopper).to_string();
+  // Scales whose groups are not stacked by rows cannot be read as one (G * MaxM, KB) matrix.
+  GroupedGemmArguments gapped = masked;
+  gapped.a_scales->scales = TensorDesc(DType::fp32, {4, 256, 3}, {1024, 3, 1}, Device::cuda(0));
+  expect_refused(*op, gapped, "a_scales: the fp8 main loop reads a masked A's (G, MaxM, KB) scales with the groups "
+                              "stacked by rows");
+}
+
 TEST(Sm90Fp8Support, refuses_e4m3_and_bf16_mixed) {
   const OperatorPtr op = fp8_operator();
   ASSERT_NE(op, nullptr);
