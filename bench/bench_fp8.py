@@ -3,11 +3,12 @@
 # bf16 out) against gemmops bf16, torch's bf16 and row-wise fp8 grouped mm, and DeepGEMM where it is
 # importable (its aligned rows only), in one process, CUDA-graph replays round-robin, L2 scrubbed.
 # SPDX-License-Identifier: Apache-2.0
-"""Usage: GEMMOPS_TRIAL_DESIGNS=1 python3 bench/bench_fp8.py [--rows deepgemm,uniform,zipf] [--reps 20]
+"""Usage: GEMMOPS_TRIAL_DESIGNS=1 python3 bench/bench_fp8.py [--rows deepgemm,uniform,zipf,masked] [--reps 20]
 
 Rows: DeepGEMM's published shapes (4 groups x 8192 rows; N=4096 K=7168 and N=7168 K=2048) with
 aligned groups, then the same totals split into uniform-but-unaligned and Zipf group sizes, which
-DeepGEMM cannot take unpadded. The fp8 design is a trial until it has passed the GPU suite, so the run
+DeepGEMM cannot take unpadded, and DeepGEMM's masked rows (4 groups of 256 rows, full) against
+gemmops bf16 on the same layout. The fp8 design is a trial until it has passed the GPU suite, so the run
 opts in with GEMMOPS_TRIAL_DESIGNS=1 (set here when unset)."""
 
 import argparse
@@ -138,9 +139,46 @@ def bench_row(timer, kind, G, rows, N, K, reps):
             "tflops": {k: flops / v / 1e6 for k, v in t.items()}, "err": err, "notes": notes}
 
 
+MASKED = [(4, 256, 4096, 7168), (4, 256, 7168, 2048)]  # DeepGEMM's masked rows: (groups, MaxM, N, K)
+
+
+def first_gpu_operator(args):
+    found = [op for op in ops.get_operators(args) if op.metadata["provider"] != "cpu"]
+    if not found:
+        raise RuntimeError("no GPU operator serves these arguments")
+    art = found[0].compile(args)
+    return found[0].name, (lambda: found[0].run(args, compiled_artifact=art))
+
+
+def bench_masked_row(timer, G, max_m, N, K, reps):
+    """The masked layout, every group full (DeepGEMM's masked benchmark): fp8 against bf16."""
+    A = torch.randn(G, max_m, K, device="cuda", dtype=torch.bfloat16)
+    W = torch.randn(G, N, K, device="cuda", dtype=torch.bfloat16) * 0.05
+    counts = torch.full((G,), max_m, dtype=torch.int32, device="cuda")
+    qa, sa = ops.fp8.quantize(A.reshape(G * max_m, K), "block_1x128")
+    qw, sw = ops.fp8.quantize(W, "block_128x128")
+    sa = ops.OperandScales(sa.scales.reshape(G, max_m, -1), "block_1x128")
+    out8 = torch.empty(G, max_m, N, device="cuda", dtype=torch.bfloat16)
+    out16 = torch.empty_like(out8)
+    name, fp8_fn = first_gpu_operator(ops.GroupedGemmArguments(
+        qa.reshape(G, max_m, K), qw.permute(0, 2, 1), out8, accumulator_type="float32", offsets=counts,
+        a_scales=sa, b_scales=sw))
+    _, bf16_fn = first_gpu_operator(ops.GroupedGemmArguments(A, W.permute(0, 2, 1), out16,
+                                                             accumulator_type="float32", offsets=counts))
+    fns = {"gemmops fp8": fp8_fn, "gemmops bf16": bf16_fn}
+    fp8_fn()
+    bf16_fn()
+    torch.cuda.synchronize()
+    err = ((out8.float() - out16.float()).norm() / out16.float().norm()).item()
+    t = timer.interleaved_medians_us(fns, reps)
+    flops = 2.0 * G * max_m * N * K
+    return {"kind": "masked", "shape": f"{G}x{max_m} N={N} K={K}", "design": name, "times": t,
+            "tflops": {k: flops / v / 1e6 for k, v in t.items()}, "err": err, "notes": ["rel err against bf16"]}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rows", default="deepgemm,uniform,zipf")
+    p.add_argument("--rows", default="deepgemm,uniform,zipf,masked")
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--markdown", default=None, help="also write the table here")
     a = p.parse_args()
@@ -153,8 +191,9 @@ def main():
                                                                "fp8 / DeepGEMM", "rel err"]
     table = []
     for kind in a.rows.split(","):
-        for G, rows, N, K in SHAPES:
-            r = bench_row(timer, kind, G, rows, N, K, a.reps)
+        for G, rows, N, K in (MASKED if kind == "masked" else SHAPES):
+            r = bench_masked_row(timer, G, rows, N, K, a.reps) if kind == "masked" else \
+                bench_row(timer, kind, G, rows, N, K, a.reps)
             t = r["times"]
             speed = lambda other: f"{t[other] / t['gemmops fp8']:.2f}x" if other in t else "-"
             table.append([kind, r["shape"]] + [f"{t[c]:.1f}" if c in t else "-" for c in cols] +
