@@ -34,80 +34,17 @@ struct TmaStoreEpilogue {
     const OpFragment<kOp, kTileN, kAtoms, kLen> f(acc, p, t);
     if constexpr (kMMajor) {
       static_assert(kOp.identity(), "an M-major out is the K-grouped form's, which takes no op");
-      store_slabs_m_major<kTileN, kAtoms, kRing>(f, p, staging, ring_pos, t);
+      // Every 64-row slab with rows of the group goes by TMA through the 3D map, which clips rows
+      // past the group's M and columns past N. Group g's rows of out are [g * M, (g + 1) * M)
+      // (M = p.scheduler.rows), so a slab's m is its row less g * M.
+      const int rows_left = t.row_end - t.row0;
+      const int live = rows_left <= 0 ? 0 : ((rows_left + 63) / 64 < kAtoms ? (rows_left + 63) / 64 : kAtoms);
+      if (live > 0)
+        store_atoms_by_tma<kTileN, kAtoms, kRing>(f, live, p, staging, ring_pos, t.consumer,
+                                                 t.row0 - t.group * p.scheduler.rows, t.col0, t.group);
     } else {
       store_slabs<kOp, kOp.out_cols(kTileN), kAtoms, kRing>(f, p, staging, ring_pos, t.consumer, t.row0, t.row_end,
                                                              out_col0<kOp>(t.col0));
-    }
-  }
-
-  /// The M-major store (K-grouped): every 64-row slab with rows of the group goes by TMA, each box
-  /// transposed in the staging ring, at (m, n, group) of the 3D map; the map clips rows past the
-  /// group's M and columns past N. Group g's rows of out are [g * M, (g + 1) * M) (M =
-  /// p.scheduler.rows), so the slab's m is its row less g * M.
-  template <int kTileN, int kAtoms, int kRing, typename Fragment>
-  __device__ __forceinline__ static void store_slabs_m_major(const Fragment& f, const GroupedGemmParams& p,
-                                                             ::cuda::std::uint8_t* staging, int& ring_pos,
-                                                             const TileContext& t) {
-    static_assert(kTileN % 64 == 0, "TMA stores 64-column boxes");
-    const int rows_left = t.row_end - t.row0;
-    const int live = rows_left <= 0 ? 0 : ((rows_left + 63) / 64 < kAtoms ? (rows_left + 63) / 64 : kAtoms);
-    const int m0 = t.row0 - t.group * p.scheduler.rows;
-#pragma unroll
-    for (int a = 0; a < kAtoms; ++a) {
-      if (a >= live) break;
-      const float s0 = f.row_scale(a, 0), s1 = f.row_scale(a, 1);
-#pragma unroll
-      for (int box = 0; box < kTileN / 64; ++box)
-        store_box_m_major<kRing>(
-            [&](int j, int half) {
-              const float s = half ? s1 : s0;
-              return pack(f.entry(a, 4 * j + 2 * half, s), f.entry(a, 4 * j + 2 * half + 1, s));
-            },
-            box, p, staging, ring_pos, t.consumer, m0 + 64 * a, t.col0, t.group);
-    }
-    if (live < kAtoms) {  // as store_slabs: a short tile drains the ring
-      if (threadIdx.x % 128 == 0) ptx::tma_store_wait_read<0>();
-      ring_pos = 0;
-    }
-  }
-
-  /// store_box's transposed twin: the thread's pair (row r, columns c, c + 1) goes to staging rows
-  /// c and c + 1 (out's N) at column r (out's M), in the 128-byte swizzle of the 3D map's (64 M, 64 N)
-  /// box: element (n, m) at n * 128 + ((m / 8) ^ (n % 8)) * 16 + (m % 8) * 2. A warp's 16-bit stores
-  /// of one (j, half) cover 4 staging rows x 8 m: 4 distinct 16-byte chunks, no bank conflict.
-  template <int kRing, typename PairAt>
-  __device__ __forceinline__ static void store_box_m_major(PairAt&& pair_at, int box, const GroupedGemmParams& p,
-                                                           ::cuda::std::uint8_t* staging, int& ring_pos, int consumer,
-                                                           int m0, int col0, int group) {
-    static_assert(kRing >= 1, "at least one staging box");
-    const int t = threadIdx.x % 128;
-    const int barrier = warpgroup_barrier(consumer);
-    const int r = (t / 32) * 16 + (t % 32) / 4;
-    if (t == 0) ptx::tma_store_wait_read<kRing - 1>();
-    ptx::named_barrier_sync(barrier, 128);
-    ::cuda::std::uint8_t* dst = staging + ring_pos * kBoxBytes;
-    const auto dst_shared = static_cast<::cuda::std::uint32_t>(__cvta_generic_to_shared(dst));
-    ring_pos = ring_pos + 1 == kRing ? 0 : ring_pos + 1;
-#pragma unroll
-    for (int chunk = 0; chunk < 8; ++chunk) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int m = r + 8 * half;
-        const ::cuda::std::uint32_t v = pair_at(box * 8 + chunk, half);
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int n = 8 * chunk + 2 * (t % 4) + e;
-          const int offset = n * 128 + (((m >> 3) ^ (n & 7)) << 4) + (m & 7) * 2;
-          ptx::st_shared_u16(dst_shared + offset, static_cast<::cuda::std::uint16_t>(e ? v >> 16 : v & 0xffffu));
-        }
-      }
-    }
-    ptx::fence_proxy_async_shared();
-    ptx::named_barrier_sync(barrier, 128);
-    if (t == 0) {
-      ptx::tma_store_3d(&p.store.map_out, dst, m0, col0 + 64 * box, group);
-      ptx::tma_store_commit();
     }
   }
 
@@ -134,14 +71,22 @@ struct TmaStoreEpilogue {
                                                          col0, out_n<kOp>(p.scheduler.n));
       }
     if (full == 0) return;
-    // The staging boxes form a ring, written in order, each box's store its own bulk group: before
-    // a box is overwritten only its own previous store has to have read it, so up to kRing - 1
-    // boxes of stores stay in flight while the next ones are staged. (Waiting for all stores at
-    // once drained the queue every tile: store-bound shapes ran at ~2.1-2.7 TB/s.)
+    store_atoms_by_tma<kTileN, kAtoms, kRing>(f, full, p, staging, ring_pos, consumer, row0, col0, 0);
+  }
+
+  /// The first `atoms` (> 0) 64-row slabs by TMA, box by box. The staging boxes form a ring, written
+  /// in order, each box's store its own bulk group: before a box is overwritten only its own
+  /// previous store has to have read it, so up to kRing - 1 boxes of stores stay in flight while the
+  /// next ones are staged. (Waiting for all stores at once drained the queue every tile: store-bound
+  /// shapes ran at ~2.1-2.7 TB/s.) row0: the first slab's row (kMMajor: its m in the group).
+  template <int kTileN, int kAtoms, int kRing, typename Fragment>
+  __device__ __forceinline__ static void store_atoms_by_tma(const Fragment& f, int atoms, const GroupedGemmParams& p,
+                                                            ::cuda::std::uint8_t* staging, int& ring_pos,
+                                                            int consumer, int row0, int col0, int group) {
     constexpr int kBoxes = kTileN / 64;
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a) {
-      if (a >= full) break;
+      if (a >= atoms) break;
       const float s0 = f.row_scale(a, 0), s1 = f.row_scale(a, 1);
 #pragma unroll
       for (int box = 0; box < kBoxes; ++box)
@@ -150,11 +95,11 @@ struct TmaStoreEpilogue {
               const float s = half ? s1 : s0;
               return pack(f.entry(a, 4 * j + 2 * half, s), f.entry(a, 4 * j + 2 * half + 1, s));
             },
-            box, p, staging, ring_pos, consumer, row0 + 64 * a, col0);
+            box, p, staging, ring_pos, consumer, row0 + 64 * a, col0, group);
     }
     // The waits above count on every box of the ring having been stored before its turn comes
     // again; a short tile (a group's last) breaks that, so it drains, and the ring starts afresh.
-    if (full < kAtoms) {
+    if (atoms < kAtoms) {
       if (threadIdx.x % 128 == 0) ptx::tma_store_wait_read<0>();
       ring_pos = 0;
     }
@@ -166,11 +111,15 @@ struct TmaStoreEpilogue {
 
   /// Stages the 64x64 box `box` (columns 64 * box ..) of a slab whose first row is `row0` and starts
   /// its TMA store; `pair_at(j, half)` gives a thread's 16-bit pair of 8-column block j. Called by
-  /// all 128 threads of the warpgroup with the same `box`.
+  /// all 128 threads of the warpgroup with the same `box`. kMMajor: the box is staged transposed,
+  /// the thread's pair (row r, columns c, c + 1) to staging rows c and c + 1 (out's N) at column r
+  /// (out's M), in the 128-byte swizzle of the 3D map's (64 M, 64 N) box (element (n, m) at
+  /// n * 128 + ((m / 8) ^ (n % 8)) * 16 + (m % 8) * 2; a warp's 16-bit stores of one (j, half) fall in
+  /// 4 distinct 16-byte chunks), and stored at (m = row0, n, group).
   template <int kRing, typename PairAt>
   __device__ __forceinline__ static void store_box(PairAt&& pair_at, int box, const GroupedGemmParams& p,
                                                    ::cuda::std::uint8_t* staging, int& ring_pos, int consumer,
-                                                   int row0, int col0) {
+                                                   int row0, int col0, [[maybe_unused]] int group) {
     static_assert(kRing >= 1, "at least one staging box");
     const int t = threadIdx.x % 128;
     const int barrier = warpgroup_barrier(consumer);  // this warpgroup's own (barriers.cuh)
@@ -186,15 +135,28 @@ struct TmaStoreEpilogue {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int rr = r + 8 * half;
-        // The 128-byte swizzle TMA expects: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8).
-        const int offset = rr * 128 + ((chunk ^ (rr & 7)) * 16) + (t % 4) * 4;
-        ptx::st_shared_u32(dst_shared + offset, pair_at(j, half));
+        if constexpr (kMMajor) {
+          const ::cuda::std::uint32_t v = pair_at(j, half);
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int n = 8 * chunk + 2 * (t % 4) + e;
+            const int offset = n * 128 + (((rr >> 3) ^ (n & 7)) << 4) + (rr & 7) * 2;
+            ptx::st_shared_u16(dst_shared + offset, static_cast<::cuda::std::uint16_t>(e ? v >> 16 : v & 0xffffu));
+          }
+        } else {
+          // The 128-byte swizzle TMA expects: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8).
+          const int offset = rr * 128 + ((chunk ^ (rr & 7)) * 16) + (t % 4) * 4;
+          ptx::st_shared_u32(dst_shared + offset, pair_at(j, half));
+        }
       }
     }
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(barrier, 128);
     if (t == 0) {
-      ptx::tma_store_2d(&p.store.map_out, dst, col0 + 64 * box, row0);
+      if constexpr (kMMajor)
+        ptx::tma_store_3d(&p.store.map_out, dst, row0, col0 + 64 * box, group);
+      else
+        ptx::tma_store_2d(&p.store.map_out, dst, col0 + 64 * box, row0);
       ptx::tma_store_commit();
     }
   }
