@@ -66,6 +66,21 @@ TEST_P(Sm90GatherCompile, compiles_spill_free_with_wgmma_asynchronous) {
 INSTANTIATE_TEST_SUITE_P(Sm90, Sm90GatherCompile, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<GatherCase>& info) { return info.param.label; });
 
+/// Compiles the gathered-A kernel with `ops` on every design serving both (spill-free, wgmma
+/// asynchronous); how many there were.
+int compile_gathered_with_ops_on_every_design(const EpilogueOps& ops, Major b_major, const std::string& prefix) {
+  int compiled = 0;
+  for (const Sm90Design& d : sm90::sm90_designs()) {
+    const sm90::KernelConfig c =
+        sm90::make_kernel_config(d, DType::bf16, DType::bf16, Major::k, b_major, false, sm90::kernel_op(ops), true);
+    if (!sm90::gather_a_refusal(c).empty() || !sm90::check_design_epilogue(d, ops).empty()) continue;
+    const std::string label = testing::test_label(prefix + d.design.to_string());
+    expect_clean_compile(sm90::make_compile_request("sm90_gather_" + label, c, Target::sm(90, true)), label);
+    ++compiled;
+  }
+  return compiled;
+}
+
 // The MoE layer's up projection as it runs: x's rows gathered, SwiGLU (concatenated halves) storing
 // the pre-activation too, on every design that serves that op and a gathered A.
 TEST(Sm90GatherCompile, the_moe_up_projection_compiles_spill_free_on_every_design_serving_it) {
@@ -74,16 +89,7 @@ TEST(Sm90GatherCompile, the_moe_up_projection_compiles_spill_free_on_every_desig
   ops.activation = Activation::swiglu;
   ops.gate_layout = GateLayout::concatenated;
   ops.pre_activation = TensorDesc::contiguous(DType::bf16, {512, 512}, Device::cuda(0));
-  int compiled = 0;
-  for (const Sm90Design& d : sm90::sm90_designs()) {
-    const sm90::KernelConfig c =
-        sm90::make_kernel_config(d, DType::bf16, DType::bf16, Major::k, Major::k, false, sm90::kernel_op(ops), true);
-    if (!sm90::gather_a_refusal(c).empty() || !sm90::check_design_epilogue(d, ops).empty()) continue;
-    const std::string label = testing::test_label("up_" + d.design.to_string());
-    expect_clean_compile(sm90::make_compile_request("sm90_gather_" + label, c, Target::sm(90, true)), label);
-    ++compiled;
-  }
-  EXPECT_GT(compiled, 3);
+  EXPECT_GT(compile_gathered_with_ops_on_every_design(ops, Major::k, "up_"), 3);
 }
 
 // The down projection's data gradient as the step runs it: dout's rows gathered, SwiGLU's backward
@@ -99,65 +105,7 @@ TEST(Sm90GatherCompile, the_moe_down_dgrad_compiles_spill_free_on_every_design_s
   ops.activation_grad = ActivationGrad{TensorDesc::contiguous(DType::bf16, {512, 512}, cuda),
                                        TensorDesc::contiguous(DType::bf16, {512, 256}, cuda),
                                        TensorDesc::contiguous(DType::fp32, {512, 4}, cuda)};
-  int compiled = 0;
-  for (const Sm90Design& d : sm90::sm90_designs()) {
-    const sm90::KernelConfig c =
-        sm90::make_kernel_config(d, DType::bf16, DType::bf16, Major::k, Major::mn, false, sm90::kernel_op(ops), true);
-    if (!sm90::gather_a_refusal(c).empty() || !sm90::check_design_epilogue(d, ops).empty()) continue;
-    const std::string label = testing::test_label("dgated_" + d.design.to_string());
-    expect_clean_compile(sm90::make_compile_request("sm90_gather_" + label, c, Target::sm(90, true)), label);
-    ++compiled;
-  }
-  EXPECT_GT(compiled, 3);
-}
-
-TEST(Sm90GatherSupport, designs_with_wide_accumulators_or_256_row_tiles_refuse_and_every_other_design_serves_it) {
-  int refused = 0;
-  for (const Sm90Design& d : sm90::sm90_designs()) {
-    const std::string why = sm90::gather_a_refusal(gathered(d, Major::k));
-    const sm90::KernelConfig c = gathered(d, Major::k);
-    EXPECT_EQ(why.empty(), !c.wide_accumulators() && c.tile_m <= 128) << d.design.to_string() << ": " << why;
-    if (!why.empty()) {
-      ++refused;
-      EXPECT_NE(why.find("to gather A's rows"), std::string::npos) << why;
-    }
-  }
-  EXPECT_GE(refused, 1);
-}
-
-TEST(Sm90GatherSupport, the_gathered_kernel_has_its_own_text_and_cache_key) {
-  const Sm90Design& d = sm90::sm90_designs()[0];
-  const std::string plain = sm90::instantiation_text(sm90::make_kernel_config(d, DType::bf16, DType::bf16, Major::k,
-                                                                                Major::k, false));
-  const std::string gather = sm90::instantiation_text(gathered(d, Major::k));
-  EXPECT_EQ(plain.find("gather_a"), std::string::npos) << plain;
-  EXPECT_EQ(gather, plain.substr(0, plain.size() - 2) + ", .gather_a = true}>");
-}
-
-TEST(Sm90GatherSupport, an_operator_compiles_the_gathered_kernel_for_arguments_with_a_row_index) {
-  // Through the operator (plan, config, artifact) with the trial opt-in, on fake tensors.
-  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
-  const Device cuda = Device::cuda(0);
-  GroupedGemmArguments g{TensorDesc::contiguous(DType::bf16, {300, 128}, cuda),
-                         TensorDesc::contiguous(DType::bf16, {4, 128, 256}, cuda),
-                         TensorDesc::contiguous(DType::bf16, {512, 256}, cuda), DType::fp32,
-                         TensorDesc::contiguous(DType::i32, {4}, cuda)};
-  g.a_row_index = TensorDesc::contiguous(DType::i32, {512}, cuda);
-  int compiled = 0;
-  for (const OperatorPtr& op : testing::sm90_operators()) {
-    const auto& c = op->metadata().constraints;
-    if (c.a_dtypes[0] != DType::bf16 || c.out_dtypes[0] != DType::bf16) continue;
-    if (op->metadata().design.to_string() != "128x128x64_c1x1_s6_pingpong") continue;
-    const Status s = op->supports(g);
-    ASSERT_TRUE(s) << s.to_string();
-    EXPECT_EQ(op->workspace_size(g), 0u);  // never split K
-    auto artifact = op->compile(g);
-    ASSERT_TRUE(artifact) << artifact.status().to_string();
-    EXPECT_NE(artifact->description().find(".gather_a = true"), std::string::npos) << artifact->description();
-    EXPECT_EQ(artifact->description().find("spilled"), std::string::npos) << artifact->description();
-    ++compiled;
-  }
-  EXPECT_EQ(compiled, 1);
+  EXPECT_GT(compile_gathered_with_ops_on_every_design(ops, Major::mn, "dgated_"), 3);
 }
 
 }  // namespace
