@@ -53,6 +53,22 @@ Fp8Problem make_problem(const std::vector<int32_t>& group_rows, int64_t total_m,
   return p;
 }
 
+/// Runs `op` on the device on p's operands into `out` (poisoned first, copied back to the host).
+void run_on_device(const OperatorPtr& op, const Fp8Problem& p, HostTensor& out) {
+  out.poison();
+  auto dA = testing::upload(p.A), dB = testing::upload(p.B), dOut = testing::upload(out),
+       dOff = testing::upload(p.offsets), dSa = testing::upload(p.a_scales), dSb = testing::upload(p.b_scales);
+  ASSERT_TRUE(dA && dB && dOut && dOff && dSa && dSb);
+  const GroupedGemmArguments g = p.args(testing::on(p.A, *dA), testing::on(p.B, *dB), testing::on(out, *dOut),
+                                        testing::on(p.offsets, *dOff), testing::on(p.a_scales, *dSa),
+                                        testing::on(p.b_scales, *dSb));
+  const Status s = op->supports(g, Target::sm(90, true));
+  ASSERT_TRUE(s) << s.to_string();
+  const Status run = op->run(g);
+  ASSERT_TRUE(run) << run.to_string();
+  ASSERT_TRUE(dOut->copy_to_host(out.storage.data(), out.storage.size()));
+}
+
 /// Runs the fp8 operator on the device and the CPU scaled operator on the host, and compares: rows
 /// of the groups within bf16's rounding plus fp32 summation (the device promotes per 128-K block,
 /// the host dequantises first), rows past the last group untouched (poison).
@@ -66,18 +82,8 @@ void expect_matches_cpu(const OperatorPtr& op, const Fp8Problem& p) {
   ASSERT_TRUE(rs) << rs.to_string();
   // Device.
   HostTensor out = HostTensor::contiguous(DType::bf16, {p.total_m, p.N});
-  out.poison();
-  auto dA = testing::upload(p.A), dB = testing::upload(p.B), dOut = testing::upload(out),
-       dOff = testing::upload(p.offsets), dSa = testing::upload(p.a_scales), dSb = testing::upload(p.b_scales);
-  ASSERT_TRUE(dA && dB && dOut && dOff && dSa && dSb);
-  const GroupedGemmArguments g = p.args(testing::on(p.A, *dA), testing::on(p.B, *dB), testing::on(out, *dOut),
-                                        testing::on(p.offsets, *dOff), testing::on(p.a_scales, *dSa),
-                                        testing::on(p.b_scales, *dSb));
-  const Status s = op->supports(g, Target::sm(90, true));
-  ASSERT_TRUE(s) << s.to_string();
-  const Status run = op->run(g);
-  ASSERT_TRUE(run) << run.to_string();
-  ASSERT_TRUE(dOut->copy_to_host(out.storage.data(), out.storage.size()));
+  run_on_device(op, p, out);
+  if (::testing::Test::HasFatalFailure()) return;
   int64_t bad = 0, first = -1;
   double err2 = 0, ref2 = 0;
   for (int64_t r = 0; r < p.total_m; ++r) {
@@ -112,40 +118,25 @@ void expect_masked_matches_cpu(const OperatorPtr& op, const std::vector<int32_t>
   const int64_t kb = (K + 127) / 128, nb = (N + 127) / 128;
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> value(-2.0, 2.0), scale(0.25, 2.0);
-  HostTensor A = HostTensor::contiguous(DType::e4m3, {G, max_m, K});
-  HostTensor B = HostTensor::strided(DType::e4m3, {G, K, N}, {N * K, 1, K});
-  HostTensor sa = HostTensor::contiguous(DType::fp32, {G, max_m, kb});
-  HostTensor sb = HostTensor::contiguous(DType::fp32, {G, nb, kb});
-  HostTensor off = HostTensor::contiguous(DType::i32, {G});
-  for (int64_t i = 0; i < A.numel(); ++i) A.set(i, value(rng));
-  for (int64_t i = 0; i < B.numel(); ++i) B.set(i, value(rng));
-  for (int64_t i = 0; i < sa.numel(); ++i) sa.set(i, scale(rng));
-  for (int64_t i = 0; i < sb.numel(); ++i) sb.set(i, scale(rng));
-  for (int64_t g = 0; g < G; ++g) off.set(g, counts[static_cast<size_t>(g)]);
-  auto args = [&](const TensorDesc& a, const TensorDesc& b, const TensorDesc& o, const TensorDesc& f,
-                  const TensorDesc& s_a, const TensorDesc& s_b) {
-    GroupedGemmArguments g{a, b, o, DType::fp32, f};
-    g.a_scales = OperandScales{s_a, ScaleGranularity::block_1x128};
-    g.b_scales = OperandScales{s_b, ScaleGranularity::block_128x128};
-    return g;
-  };
+  Fp8Problem p{G, G * max_m, K, N, {}, {}, {}, {}, {}};
+  p.A = HostTensor::contiguous(DType::e4m3, {G, max_m, K});
+  p.B = HostTensor::strided(DType::e4m3, {G, K, N}, {N * K, 1, K});
+  p.a_scales = HostTensor::contiguous(DType::fp32, {G, max_m, kb});
+  p.b_scales = HostTensor::contiguous(DType::fp32, {G, nb, kb});
+  p.offsets = HostTensor::contiguous(DType::i32, {G});
+  for (HostTensor* t : {&p.A, &p.B})
+    for (int64_t i = 0; i < t->numel(); ++i) t->set(i, value(rng));
+  for (HostTensor* t : {&p.a_scales, &p.b_scales})
+    for (int64_t i = 0; i < t->numel(); ++i) t->set(i, scale(rng));
+  for (int64_t g = 0; g < G; ++g) p.offsets.set(g, counts[static_cast<size_t>(g)]);
   HostTensor ref = HostTensor::contiguous(DType::fp32, {G, max_m, N});
   const OperatorPtr cpu = default_registry().find("cpu_grouped_gemm_m_masked");
   ASSERT_NE(cpu, nullptr);
-  const Status rs = cpu->run(args(A.desc, B.desc, ref.desc, off.desc, sa.desc, sb.desc));
+  const Status rs = cpu->run(p.args(p.A.desc, p.B.desc, ref.desc, p.offsets.desc, p.a_scales.desc, p.b_scales.desc));
   ASSERT_TRUE(rs) << rs.to_string();
   HostTensor out = HostTensor::contiguous(DType::bf16, {G, max_m, N});
-  out.poison();
-  auto dA = testing::upload(A), dB = testing::upload(B), dOut = testing::upload(out), dOff = testing::upload(off),
-       dSa = testing::upload(sa), dSb = testing::upload(sb);
-  ASSERT_TRUE(dA && dB && dOut && dOff && dSa && dSb);
-  const GroupedGemmArguments g = args(testing::on(A, *dA), testing::on(B, *dB), testing::on(out, *dOut),
-                                      testing::on(off, *dOff), testing::on(sa, *dSa), testing::on(sb, *dSb));
-  const Status s = op->supports(g, Target::sm(90, true));
-  ASSERT_TRUE(s) << s.to_string();
-  const Status run = op->run(g);
-  ASSERT_TRUE(run) << run.to_string();
-  ASSERT_TRUE(dOut->copy_to_host(out.storage.data(), out.storage.size()));
+  run_on_device(op, p, out);
+  if (::testing::Test::HasFatalFailure()) return;
   int64_t bad = 0, first = -1;
   for (int64_t g2 = 0; g2 < G; ++g2)
     for (int64_t r = 0; r < max_m; ++r)
