@@ -383,8 +383,8 @@ TEST(SimtDiscovery, the_sm90_operators_say_in_one_sentence_why_not_the_n_grouped
   for (const Rejection& r : get_rejections(testing::make_grouped_n(8, 512, 2048, 256, DType::bf16, kCuda), kHopper)) {
     if (r.op == nullptr || r.op->metadata().provider != "sm90") continue;
     EXPECT_EQ(r.reason.code(), ErrorCode::unsupported);
-    if (r.op->metadata().constraints.a_dtypes.at(0) == DType::e4m3) {  // the fp8 main loop: M-grouped only
-      EXPECT_EQ(r.reason.message(), "operation: must be one of grouped_gemm_m; got grouped_gemm_n");
+    if (r.op->metadata().constraints.a_dtypes.at(0) == DType::e4m3) {  // the fp8 main loop: M-grouped, masked
+      EXPECT_EQ(r.reason.message(), "operation: must be one of grouped_gemm_m, grouped_gemm_m_masked; got grouped_gemm_n");
       continue;
     }
     // The designs of 192 accumulators a thread serve no K-grouped form (their producer's registers).
