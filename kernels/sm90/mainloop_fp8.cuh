@@ -9,7 +9,7 @@
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
-#include "ptx/wgmma_fp8.cuh"
+#include "ptx/wgmma_mma.cuh"
 #include "sm90/config.cuh"
 #include "sm90/mainloop.cuh"
 #include "sm90/params.cuh"
