@@ -3,14 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#ifdef __CUDACC_RTC__
-#include <cuda/std/cstdint>
-namespace gemmops::kernels::fp8 {
-using int64_t = ::cuda::std::int64_t;
-}  // namespace gemmops::kernels::fp8
-#else
-#include <cstdint>
-#endif
+#include "common/fixed_width_ints.cuh"
 
 namespace gemmops::kernels::fp8 {
 

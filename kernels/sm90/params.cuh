@@ -4,15 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#ifdef __CUDACC_RTC__
-#include <cuda/std/cstdint>
-namespace gemmops::kernels::sm90 {
-using int32_t = ::cuda::std::int32_t;
-using int64_t = ::cuda::std::int64_t;
-}  // namespace gemmops::kernels::sm90
-#else
-#include <cstdint>
-#endif
+#include "common/fixed_width_ints.cuh"
 
 namespace gemmops::kernels::sm90 {
 
