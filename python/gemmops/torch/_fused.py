@@ -173,6 +173,12 @@ def grouped_mm_k_gathered(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor,
     when no operator serves it here. No autograd. out_m_major: the result is the transposed view of
     a contiguous (G, N, M) (each group's result stored transposed)."""
     G, M, N = offs.shape[0], a.shape[0], b.shape[1]
+    # (out is a fresh allocation: its layout is its shape and out_m_major; a layout no operator
+    # serves is known from the key before any allocation or argument check.)
+    key = ("k_gathered", _layout(a), _layout(b), _layout(offs), (a.dtype, G, M, N, out_m_major),
+           _layout(a_k_index), _layout(b_k_index), a.get_device())
+    if _step_plans.get(key, False) is None:
+        return None
     if out_m_major:
         out = torch.empty((G, N, M), dtype=a.dtype, device=a.device).transpose(-2, -1)
     else:
@@ -182,8 +188,6 @@ def grouped_mm_k_gathered(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor,
                                           a_k_index=a_k_index, b_k_index=b_k_index)
     except (ValueError, TypeError):
         return None
-    key = ("k_gathered", _layout(a), _layout(b), _layout(offs), _layout(out), _layout(a_k_index),
-           _layout(b_k_index), a.get_device())
     if out.numel() and not _run_planned(key, args, a.get_device()):
         return None
     return out

@@ -163,36 +163,28 @@ def weight_grad_like(w: torch.Tensor, transposed: bool) -> torch.Tensor:
     return w.new_empty(w.shape)
 
 
-def _d_w_down(a_scaled, dout, offsets, rows, transposed: bool):
-    """dW2 (E, I, H) = a'^T dout per expert, K-grouped over its pairs, dout's rows read through the
-    index; None where no operator serves it. `transposed` (w_down the view of an (E, H, I) weight):
-    computed as (E, H, I) = dout^T a' and returned transposed, in the weight's own layout; the gathered
-    operand is then A, which a 2-CTA cluster serves (B, a', multicast to both)."""
-    if transposed:
-        d_t = grouped_mm_k_gathered(dout.source.t(), a_scaled, offsets, a_k_index=rows)  # (E, H, I)
-        if d_t is not None:
-            return d_t.transpose(-2, -1)
-    return grouped_mm_k_gathered(a_scaled.t(), dout.source, offsets, b_k_index=rows)
-
-
-def _d_w_gate_up(x, dh, offsets, rows, transposed: bool):
-    """dW1 (E, H, N_up) = x^T dh per expert, K-grouped over its pairs, x's rows read through the index;
-    None where no operator serves it. `transposed` (w_gate_up the view of an (E, N_up, H) weight):
-    made in the weight's own layout, since autograd would copy any other into it (a strided transpose
-    of E x N_up x H values: 2.8 ms a step on an H100 at Qwen3-30B-A3B's sizes, T = 8192, where the GEMM
-    takes 0.85 ms). First as (E, H, N_up) = x^T dh with its tiles stored transposed (an M-major out;
-    the gathered operand is A, which a 2-CTA cluster serves), else as (E, N_up, H) = dh^T x with x
-    gathered as B (no cluster), returned transposed."""
-    if transposed:
-        # The faster orientation, its tiles stored transposed (out M-major, the TMA epilogue), where
-        # an operator serves that; else B gathered.
-        d = grouped_mm_k_gathered(x.t(), dh, offsets, a_k_index=rows, out_m_major=True)  # (E, H, N_up) view
-        if d is not None:
-            return d
-        d_t = grouped_mm_k_gathered(dh.t(), x, offsets, b_k_index=rows)  # (E, N_up, H)
-        if d_t is not None:
-            return d_t.transpose(-2, -1)
-    return grouped_mm_k_gathered(x.t(), dh, offsets, a_k_index=rows)
+def _weight_gradient(lhs, rhs, offsets, rows, lhs_gathered: bool, transposed: bool):
+    """(E, M, N) = lhs^T rhs per expert, K-grouped over its pairs (lhs (.., M), rhs (.., N); the
+    gathered one is the token rows' source, read through `rows`, the other has a row per pair), in the
+    layout weight_grad_like(.., transposed) promises; None where no operator serves it.
+    First with the gathered operand as A, which a 2-CTA cluster serves (the other multicast), its
+    result stored row-major or M-major (each group's tile transposed, the TMA epilogue) as the
+    layout asks; else with it as B (no cluster). E.g. dW2 of an nn.Linear-style w_down is dout^T a'
+    stored row-major, and dW1 of an nn.Linear-style w_gate_up is x^T dh stored M-major: autograd
+    would copy a gradient of another layout into its weight's (a strided transpose of the whole
+    weight: 2.8 ms a step on an H100 for dW1 at Qwen3-30B-A3B's sizes, T = 8192, where the GEMM takes
+    0.85 ms)."""
+    gathered, other = (lhs, rhs) if lhs_gathered else (rhs, lhs)
+    # The product has the gathered operand's columns as M (as A) or as N (as B); it is the gradient
+    # itself when lhs is that side, else its transpose, whose row-major is the other layout.
+    for as_a in (True, False):
+        is_gradient = as_a == lhs_gathered
+        a, b = (gathered, other) if as_a else (other, gathered)
+        index = {"a_k_index": rows} if as_a else {"b_k_index": rows}
+        product = grouped_mm_k_gathered(a.t(), b, offsets, out_m_major=transposed == is_gradient, **index)
+        if product is not None:
+            return product if is_gradient else product.transpose(-2, -1)
+    return None
 
 
 def _in_layout(grad: torch.Tensor, transposed: bool) -> torch.Tensor:
@@ -221,11 +213,11 @@ def backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, we
     d_topk = ds[pair.long()].view(tokens, k).to(weight_dtype)
     # The weight gradients: K-grouped over each expert's pairs, reading dout's and x's token rows
     # through the index where an operator serves that, else from gathered copies.
-    d_w_down = _d_w_down(a_scaled, dout, offsets, rows, down_t)  # (E, I, H)
+    d_w_down = _weight_gradient(a_scaled, dout.source, offsets, rows, False, down_t)  # (E, I, H)
     if d_w_down is None:
         d_w_down = grouped_mm(a_scaled.t(), dout.copy(), offsets)
     del a_scaled, dout  # (S, I), and dout's gathered copy if a fallback made one
-    d_w_gate_up = _d_w_gate_up(x, dh, offsets, rows, up_t)  # (E, H, N_up)
+    d_w_gate_up = _weight_gradient(x, dh, offsets, rows, True, up_t)  # (E, H, N_up)
     if d_w_gate_up is None:
         d_w_gate_up = grouped_mm(x[rows.long()].t(), dh, offsets)
     return dx, d_topk, _in_layout(d_w_gate_up.to(w_gate_up.dtype), up_t), _in_layout(d_w_down.to(w_down.dtype), down_t)
