@@ -54,14 +54,9 @@ Status check_major(const std::vector<Major>& list, const TensorDesc& t, bool col
   return unsupported(std::string(role) + ": must be " + list_string(list) + "; got " + std::string(name(m)));
 }
 
-// K-grouped out (G, M, N) with stride 1 along M (each group's result transposed in memory).
-bool out_m_major(OperationKind kind, const TensorDesc& out) {
-  return kind == OperationKind::grouped_k && out.rank() == 3 && out.size(1) > 1 && out.stride(1) == 1;
-}
-
 Status check_out_row_major(const OperandConstraints& c, OperationKind kind, const TensorDesc& out) {
   if (!c.out_row_major || out.size(-1) <= 1 || out.stride(-1) == 1 || !has_elements(out)) return Status::ok();
-  if (c.k_grouped_out_m_major && out_m_major(kind, out)) return Status::ok();
+  if (c.k_grouped_out_m_major && k_grouped_out_m_major(kind, out)) return Status::ok();
   return unsupported("out: last dimension must have stride 1 (row-major)" +
                      std::string(c.k_grouped_out_m_major ? ", or, K-grouped, stride 1 along M" : "") +
                      "; got strides " + strides_string(out));
@@ -139,6 +134,11 @@ Status check_epilogue(const EpilogueSupport& s, const EpilogueOps& e, std::strin
 
 }  // namespace
 
+bool k_grouped_out_m_major(OperationKind kind, const TensorDesc& out) {
+  return kind == OperationKind::grouped_k && out.rank() == 3 && out.size(1) > 1 && out.size(2) > 1 &&
+         out.stride(1) == 1;
+}
+
 Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& args, std::string_view who) {
   const TensorDesc &A = operand_a(args), &B = operand_b(args), &out = operand_out(args);
   GEMMOPS_ASSIGN_OR_RETURN(OperationKind kind, operation_kind(args));
@@ -178,7 +178,7 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
         g && c.trial_k_index && (g->a_k_index || g->b_k_index))
       return unsupported(std::string(g->a_k_index ? "a_k_index: the gathered A" : "b_k_index: the gathered B") +
                          " along K" + kAsk);
-    if (c.trial_k_grouped_out_m_major && out_m_major(kind, out) && out.size(-1) > 1)
+    if (c.trial_k_grouped_out_m_major && k_grouped_out_m_major(kind, out))
       return unsupported("out: a K-grouped out stored M-major" + std::string(kAsk));
     const EpilogueOps& e = epilogue_of(args);
     if (c.epilogue.trial_second_operands && e.activation_grad)

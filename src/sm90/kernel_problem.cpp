@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "core/constraints.hpp"
+
 namespace gemmops::sm90 {
 namespace {
 
@@ -42,15 +44,9 @@ Status a_layout(const TensorDesc& a, KernelProblem* p) {
   return Status::ok();
 }
 
-// K-grouped out (G, M, N) with stride 1 along M (each group's result transposed in memory, as an
-// nn.Linear-style weight's gradient is): served by the TMA epilogue's M-major store.
-bool k_grouped_out_m_major(const TensorDesc& out, const KernelProblem& p) {
-  return p.kind == OperationKind::grouped_k && out.rank() == 3 && out.shape[1] > 1 && p.n > 1 && out.strides[1] == 1;
-}
-
 Status out_rows(const TensorDesc& out, KernelProblem* p) {
   const int ro = out.rank();
-  if (k_grouped_out_m_major(out, *p)) {
+  if (detail::k_grouped_out_m_major(p->kind, out)) {  // the TMA epilogue's M-major store
     p->out_m_major = true;
     p->out_row_stride = out.strides[2];  // between N columns
     p->out_group_stride = out.strides[0];
