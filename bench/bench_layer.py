@@ -403,8 +403,9 @@ def markdown_section(rows, a, device_name, peers):
             "gradient into x and every weight" + (
                 " as training does: out.backward() into each leaf's .grad (autograd copies a gradient whose "
                 "strides are not its weight's into the weight's layout), cleared after each step"
-                if a.grads == "accumulate" else " by torch.autograd.grad, as the ops return them") + ". Compiled modes: torch.compile(dynamic=False), default mode, timed "
-            "after warm-up. *router* rows route with random router weights (near-uniform loads); *zipf* rows use a "
+                if a.grads == "accumulate" else " by torch.autograd.grad, as the ops return them") +
+            ". Compiled modes: torch.compile(dynamic=False), default mode, timed after warm-up. *router* rows "
+            "route with random router weights (near-uniform loads); *zipf* rows use a "
             "fixed assignment with Zipf loads (exponent 1.2, a quarter of the experts empty) forced through the "
             "top-k by a selection bias. TFLOP/s counts the two grouped GEMMs only (forward 6·T·k·H·I, "
             "forward+backward three times that); peak MiB is max_memory_allocated over the loop above what was "
