@@ -46,18 +46,22 @@ def dequantized(q, scales, block_rows):
     return q.float() * s
 
 
-def fp8_candidate(A, W, offsets, out):
-    """gemmops' fp8 operator on the quantised operands: (fn, reference of the quantised problem)."""
-    qa, sa = ops.fp8.quantize(A, "block_1x128")
-    qw, sw = ops.fp8.quantize(W, "block_128x128")  # W (G, N, K): B = W^T per group, K-major
-    args = ops.GroupedGemmArguments(qa, qw.permute(0, 2, 1), out, accumulator_type="float32", offsets=offsets,
-                                    a_scales=sa, b_scales=sw)
+def first_gpu_operator(args):
+    """(name, a call running it) of the first GPU operator get_operators offers for args, compiled once."""
     found = [op for op in ops.get_operators(args) if op.metadata["provider"] != "cpu"]
     if not found:
-        raise RuntimeError("no GPU operator serves the fp8 arguments")
-    op = found[0]
-    art = op.compile(args)
-    return op.name, (lambda: op.run(args, compiled_artifact=art)), (qa, sa.scales, qw, sw.scales)
+        raise RuntimeError("no GPU operator serves these arguments")
+    art = found[0].compile(args)
+    return found[0].name, (lambda: found[0].run(args, compiled_artifact=art))
+
+
+def fp8_candidate(A, W, offsets, out):
+    """gemmops' fp8 operator on the quantised operands: (name, fn, the quantised operands)."""
+    qa, sa = ops.fp8.quantize(A, "block_1x128")
+    qw, sw = ops.fp8.quantize(W, "block_128x128")  # W (G, N, K): B = W^T per group, K-major
+    name, fn = first_gpu_operator(ops.GroupedGemmArguments(qa, qw.permute(0, 2, 1), out, accumulator_type="float32",
+                                                           offsets=offsets, a_scales=sa, b_scales=sw))
+    return name, fn, (qa, sa.scales, qw, sw.scales)
 
 
 def quantised_reference(qa, sa, qw, sw, ends):
@@ -140,14 +144,6 @@ def bench_row(timer, kind, G, rows, N, K, reps):
 
 
 MASKED = [(4, 256, 4096, 7168), (4, 256, 7168, 2048)]  # DeepGEMM's masked rows: (groups, MaxM, N, K)
-
-
-def first_gpu_operator(args):
-    found = [op for op in ops.get_operators(args) if op.metadata["provider"] != "cpu"]
-    if not found:
-        raise RuntimeError("no GPU operator serves these arguments")
-    art = found[0].compile(args)
-    return found[0].name, (lambda: found[0].run(args, compiled_artifact=art))
 
 
 def bench_masked_row(timer, G, max_m, N, K, reps):
