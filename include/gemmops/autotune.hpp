@@ -19,6 +19,10 @@ struct AutotuneOptions {
   /// Trial designs (OperatorMetadata::trial: not yet verified on hardware) are timed only when this is
   /// true or GEMMOPS_TRIAL_DESIGNS=1; otherwise they are returned as failed with that reason.
   bool include_trial = false;
+  /// Threads that compile the candidates before any is timed (each operator's compile() runs once, on
+  /// one thread; different operators' compiles may run at the same time). 0: the machine's cores, at
+  /// most 16; 1: one by one, for user operators whose compile() is not safe to run beside another's.
+  int compile_threads = 0;
 };
 
 /// One candidate's outcome: its median run time, or why it could not be timed.

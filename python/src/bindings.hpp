@@ -116,6 +116,8 @@ OperatorMetadata metadata_from_python(nb::handle metadata, std::string name);
 // python_operator.cpp
 /// Wraps a Python object with name, metadata, supports, compile and run in a C++ Operator.
 OperatorPtr make_python_operator(nb::handle impl);
+/// Whether `op` is a user's Python class (its calls need the GIL).
+bool is_python_operator(const Operator& op);
 /// Registers an atexit hook that drops every Python operator's Python object: the C++ registry
 /// outlives the interpreter, and an object it held would keep alive, past the end, all that its
 /// class reaches (its methods' module globals: the caller's tensors, arguments and operators).

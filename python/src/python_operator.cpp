@@ -177,6 +177,8 @@ void release_python_operators_at_exit() {
   }));
 }
 
+bool is_python_operator(const Operator& op) { return dynamic_cast<const PythonOperator*>(&op) != nullptr; }
+
 OperatorPtr make_python_operator(nb::handle impl) {
   for (const char* method : {"name", "supports", "compile", "run"}) {
     if (!nb::hasattr(impl, method))

@@ -91,6 +91,20 @@ Result<CUcontext> current_context(int ordinal) {
   return primary;
 }
 
+CUcontext thread_context() {
+  auto api = driver();
+  CUcontext ctx = nullptr;
+  if (!api || (*api)->cuCtxGetCurrent == nullptr || (*api)->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS) return nullptr;
+  return ctx;
+}
+
+Status adopt_context(CUcontext ctx) {
+  if (ctx == nullptr) return Status::ok();
+  GEMMOPS_ASSIGN_OR_RETURN(const DriverApi* api, driver());
+  GEMMOPS_CU(*api, cuCtxSetCurrent, ctx);
+  return Status::ok();
+}
+
 Status make_current(int ordinal) { return current_context(ordinal).status(); }
 
 }  // namespace gemmops::cuda

@@ -17,6 +17,13 @@ Result<CUcontext> current_context(int ordinal);
 /// current_context(ordinal) without the context.
 Status make_current(int ordinal);
 
+/// The calling thread's current context, or null when it has none (or there is no driver): what a
+/// worker thread adopts so that the modules it loads live where the caller's launches look for them.
+CUcontext thread_context();
+
+/// Makes `ctx` current on this thread; nothing for null.
+Status adopt_context(CUcontext ctx);
+
 /// no_device unless 0 <= ordinal < device count: "device 3: not present; 1 CUDA device(s) found".
 Status check_ordinal(int ordinal);
 

@@ -3,10 +3,14 @@
 #include "gemmops/autotune.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "core/env.hpp"
+#include "cuda/context.hpp"
 #include "gemmops/device.hpp"
 
 namespace gemmops {
@@ -56,6 +60,32 @@ Result<double> time_runs(const Operator& op, const Arguments& args, const Artifa
   return median(std::move(us));
 }
 
+// Compiles the candidates on up to `threads` threads: a cold cache compiles each kernel with NVRTC
+// for seconds, and one by one that made autotune of twenty candidates take minutes. Each operator is
+// compiled once, by one thread; different operators may compile at the same time.
+std::vector<std::optional<Result<Artifact>>> compile_all(const Arguments& args, const std::vector<const Operator*>& ops,
+                                                         int threads) {
+  std::vector<std::optional<Result<Artifact>>> artifacts(ops.size());
+  std::atomic<std::size_t> next{0};
+  const CUcontext caller = cuda::thread_context();  // workers load their modules where the caller launches
+  auto work = [&] {
+    (void)cuda::adopt_context(caller);  // on failure, compile() makes the primary context current itself
+    for (std::size_t i = next++; i < ops.size(); i = next++)
+      if (ops[i]) artifacts[i].emplace(ops[i]->compile(args));
+  };
+  const int n = std::clamp<int>(threads, 1, static_cast<int>(std::max<std::size_t>(ops.size(), 1)));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return artifacts;
+}
+
+int compile_threads(const AutotuneOptions& o) {
+  if (o.compile_threads > 0) return o.compile_threads;
+  return std::min(env::cpu_threads(), 16);
+}
+
 }  // namespace
 
 std::vector<Timing> autotune(const Arguments& args, const std::vector<OperatorPtr>& candidates,
@@ -64,26 +94,36 @@ std::vector<Timing> autotune(const Arguments& args, const std::vector<OperatorPt
   o.iterations = std::max(1, o.iterations);
   o.warmup = std::max(0, o.warmup);
   const bool trial_allowed = o.include_trial || env::trial_designs();
-  std::vector<Timing> timed, failed;
-  std::string busy;  // the candidate that did not finish: nothing after it is timed
+  // First who may be timed, then their compiles side by side, then the timings one at a time.
+  std::vector<Timing> all;
+  std::vector<const Operator*> to_compile;
   for (const OperatorPtr& op : candidates) {
     if (!op) continue;
     Timing t{op, 0, op->supports(args)};
-    if (t.status && op->metadata().trial && !trial_allowed) {
+    if (t.status && op->metadata().trial && !trial_allowed)
       t.status = unsupported(op->name() + ": a trial design (not yet verified on hardware) is timed only with "
                              "AutotuneOptions::include_trial or GEMMOPS_TRIAL_DESIGNS=1");
-    } else if (t.status && !busy.empty()) {
-      t.status = driver_error(op->name() + ": not timed: " + busy + " did not finish before it and may still occupy the device");
+    to_compile.push_back(t.status ? op.get() : nullptr);
+    all.push_back(std::move(t));
+  }
+  auto artifacts = compile_all(args, to_compile, compile_threads(o));
+  std::vector<Timing> timed, failed;
+  std::string busy;  // the candidate that did not finish: nothing after it is timed
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    Timing& t = all[i];
+    const Operator& op = *t.op;
+    if (t.status && !busy.empty()) {
+      t.status = driver_error(op.name() + ": not timed: " + busy + " did not finish before it and may still occupy the device");
     } else if (t.status) {
-      auto artifact = op->compile(args);
+      Result<Artifact>& artifact = *artifacts[i];
       if (!artifact) {
         t.status = artifact.status();
       } else {
         bool timed_out = false;
-        auto us = timer ? timer(*op, args, *artifact, o) : time_runs(*op, args, *artifact, o, timed_out);
+        auto us = timer ? timer(op, args, *artifact, o) : time_runs(op, args, *artifact, o, timed_out);
         if (us) t.median_us = *us;
         t.status = us.status();
-        if (timed_out) busy = op->name();
+        if (timed_out) busy = op.name();
       }
     }
     (t.status ? timed : failed).push_back(std::move(t));

@@ -1,6 +1,7 @@
 # tests/python/test_operator.py: metadata, supports Status, and a bring-your-own Python operator
 # SPDX-License-Identifier: Apache-2.0
 import itertools
+import threading
 
 import numpy as np
 import pytest
@@ -108,6 +109,25 @@ def test_python_operator_is_found_ranked_and_run_through_the_core():
     assert impl.name not in [o.name for o in ops.get_operators(other)]
     reasons = {o.name: s.error for o, s in ops.get_rejections(other) if o is not None}
     assert reasons[impl.name] == "B: this operator serves N == 3 only"
+
+
+def test_autotune_compiles_a_python_operator_on_the_calling_thread_beside_the_built_in_ones():
+    # The built-in candidates compile side by side on worker threads; a Python one needs the GIL the
+    # caller holds, so it compiles on the caller's thread (a worker would wait for it forever).
+    class Recording(NumpyGroupedOperator):
+        def compile(self, args):
+            self.threads.append(threading.get_ident())
+            return super().compile(args)
+
+    impl = Recording()
+    impl.threads = []
+    op = ops.register_operator(impl)
+    A, B, out, offsets, args = grouped_problem(n=3)
+    timed = ops.autotune(args, candidates=ops.get_operators(args), warmup=0, iterations=1, compile_threads=4)
+    assert impl.threads == [threading.get_ident()]
+    assert {o.name for o, _, status in timed if status.ok} >= {op.name}
+    with pytest.raises(ValueError, match="compile_threads"):
+        ops.autotune(args, compile_threads=-1)
 
 
 def test_python_operator_exceptions_become_errors_with_their_text():

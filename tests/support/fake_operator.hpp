@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@ class FakeOperator : public Operator {
     std::string artifact_name;          ///< empty: the operator's own name
     bool by_signature = false;          ///< what answers_by_signature says
     bool trial = false;                 ///< OperatorMetadata::trial
+    std::function<void()> on_compile;   ///< called inside each compile (may be called on any thread)
   };
 
   explicit FakeOperator(Options o) : Operator(metadata_of(o)), o_(std::move(o)) {}
@@ -51,6 +53,7 @@ class FakeOperator : public Operator {
   }
   Result<Artifact> do_compile(const Arguments&) const override {
     ++compile_calls;
+    if (o_.on_compile) o_.on_compile();
     return Artifact(o_.artifact_name.empty() ? name() : o_.artifact_name, nullptr, "fake artifact");
   }
   std::size_t do_workspace_size(const Arguments&) const override { return o_.workspace; }

@@ -2,9 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "gemmops/autotune.hpp"
 #include "gemmops/registry.hpp"
@@ -50,6 +54,62 @@ TEST(Autotune, times_a_trial_design_only_on_request) {
   tuned = autotune(args, {trial, fake("verified")}, on_request, timer);
   ASSERT_TRUE(tuned[0].status) << tuned[0].status.to_string();
   EXPECT_EQ(tuned[0].op->name(), "trial");
+}
+
+// Compiles that record how many run at once; each waits (up to `wait`) for a second one to start.
+struct CompileOverlap {
+  std::atomic<int> in_flight{0}, most{0};
+  std::chrono::milliseconds wait;
+  void operator()() {
+    const int now = ++in_flight;
+    for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
+    }
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (most.load() < 2 && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    --in_flight;
+  }
+};
+
+std::vector<OperatorPtr> overlap_recorders(CompileOverlap& overlap, int count) {
+  std::vector<OperatorPtr> ops;
+  for (int i = 0; i < count; ++i) {
+    FakeOperator::Options o;
+    o.name = "op" + std::to_string(i);
+    o.on_compile = [&overlap] { overlap(); };
+    ops.push_back(FakeOperator::make(o));
+  }
+  return ops;
+}
+
+TEST(Autotune, compiles_the_candidates_side_by_side_each_once) {
+  // A cold kernel cache compiles each candidate for seconds: one by one, twenty took minutes.
+  const Arguments args = testing::make_gemm(64, 64, 64, DType::bf16, DType::bf16, Device::cpu());
+  CompileOverlap overlap;
+  overlap.wait = std::chrono::milliseconds(5000);
+  const auto ops = overlap_recorders(overlap, 4);
+  AutotuneOptions o;
+  o.compile_threads = 4;
+  const auto tuned = autotune(args, ops, o, timer_from({{"op0", 4}, {"op1", 3}, {"op2", 2}, {"op3", 1}}));
+  EXPECT_GE(overlap.most.load(), 2);
+  for (const OperatorPtr& op : ops) EXPECT_EQ(static_cast<const FakeOperator&>(*op).compile_calls.load(), 1) << op->name();
+  ASSERT_EQ(tuned.size(), 4u);
+  EXPECT_EQ(tuned[0].op->name(), "op3");
+  EXPECT_TRUE(tuned[0].status) << tuned[0].status.to_string();
+}
+
+TEST(Autotune, compiles_one_by_one_when_asked) {
+  // For user operators whose compile is not safe beside another's.
+  const Arguments args = testing::make_gemm(64, 64, 64, DType::bf16, DType::bf16, Device::cpu());
+  CompileOverlap overlap;
+  overlap.wait = std::chrono::milliseconds(20);
+  const auto ops = overlap_recorders(overlap, 3);
+  AutotuneOptions o;
+  o.compile_threads = 1;
+  const auto tuned = autotune(args, ops, o, timer_from({{"op0", 1}, {"op1", 2}, {"op2", 3}}));
+  EXPECT_EQ(overlap.most.load(), 1);
+  for (const OperatorPtr& op : ops) EXPECT_EQ(static_cast<const FakeOperator&>(*op).compile_calls.load(), 1) << op->name();
+  EXPECT_EQ(tuned.size(), 3u);
 }
 
 TEST(Autotune, orders_candidates_by_measured_time_not_by_position) {
