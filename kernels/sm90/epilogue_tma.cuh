@@ -14,6 +14,7 @@
 #include "sm90/epilogue.cuh"
 #include "sm90/epilogue_op.cuh"
 #include "sm90/params.cuh"
+#include "sm90/store_slab.cuh"
 
 namespace gemmops::kernels::sm90 {
 
@@ -66,9 +67,9 @@ struct TmaStoreEpilogue {
     for (int a = 0; a < kAtoms; ++a)
       if (a == full && 64 * a < rows_left) {  // uniform across the warpgroup
         const float s0 = f.row_scale(a, 0), s1 = f.row_scale(a, 1);
-        StoreEpilogue<kOut>::template store_slab<kTileN>([&](int i) { return f.entry(a, i, (i / 2) % 2 ? s1 : s0); },
-                                                         p.store.out, p.store.out_row_stride, row0 + 64 * a, row_end,
-                                                         col0, out_n<kOp>(p.scheduler.n));
+        direct_store::store_slab<kOut, kTileN>([&](int i) { return f.entry(a, i, (i / 2) % 2 ? s1 : s0); },
+                                               p.store.out, p.store.out_row_stride, row0 + 64 * a, row_end, col0,
+                                               out_n<kOp>(p.scheduler.n));
       }
     if (full == 0) return;
     store_atoms_by_tma<kTileN, kAtoms, kRing>(f, full, p, staging, ring_pos, consumer, row0, col0, 0);
