@@ -17,6 +17,7 @@
 #include "sm90/config.cuh"
 #include "sm90/epilogue_op.cuh"
 #include "sm90/params.cuh"
+#include "sm90/store_slab.cuh"
 
 namespace gemmops::kernels::sm90 {
 namespace epilogue_outputs {
@@ -174,10 +175,36 @@ template <ElemType kOut, EpilogueOp kOp, int kTileN, int kAtoms, int kLen>
 __device__ __forceinline__ void store_pre_activation(const float (&acc)[kAtoms][kLen], const TileContext& t,
                                                      const GroupedGemmParams& p) {
   static_assert(kOp.pre_activation && !kOp.activation_grad, "the forward's second output");
-  const int tid = threadIdx.x % 128, q = tid % 4;
-  const int r_lo = t.row0 + (tid / 32) * 16 + (tid % 32) / 4;
   const int n = p.scheduler.n;
   const bool zeros = !kOp.bias && t.no_k;  // nothing set the registers
+  // Quad-transposed 16-byte stores (store_slab: full sectors, a quarter of the instructions) where
+  // every block starts on 16 bytes: always, but for the up half of concatenated halves, n / 2
+  // columns on, which may start on 8. Not beside 192 accumulators a thread (128x192 ping-pong): the
+  // transposes' registers spill there (the compile tests).
+  constexpr int kChunk = 16 / elem_bytes(kOut);
+  constexpr bool kSlabFits = kAtoms * kLen <= 128;
+  if (kSlabFits && (!kOp.split_b() || (n / 2) % kChunk == 0)) {
+    const long long ld = p.op.pre_activation_row_stride;
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a)
+      if (a < t.live_atoms) {
+        auto value = [&](int i) { return zeros ? 0.0f : acc[a][i]; };
+        if constexpr (kOp.split_b()) {  // the gate half, then the up half (its blocks kTileN / 16 on)
+          constexpr int kHalf = kTileN / 2;
+          direct_store::store_slab<kOut, kHalf>(value, p.op.pre_activation, ld, t.row0 + 64 * a, t.row_end,
+                                                t.col0 / 2, n / 2);
+          direct_store::store_slab<kOut, kHalf>([&](int i) { return value(i + kTileN / 4); },
+                                                epilogue_outputs::element_ptr<kOut>(p.op.pre_activation, n / 2), ld,
+                                                t.row0 + 64 * a, t.row_end, t.col0 / 2, n / 2);
+        } else {
+          direct_store::store_slab<kOut, kTileN>(value, p.op.pre_activation, ld, t.row0 + 64 * a, t.row_end, t.col0, n);
+        }
+      }
+    return;
+  }
+  // Else each thread its own column pairs (4-byte stores).
+  const int tid = threadIdx.x % 128, q = tid % 4;
+  const int r_lo = t.row0 + (tid / 32) * 16 + (tid % 32) / 4;
   // The thread's first product column, and the columns left from it: with B loaded as halves
   // (gated, concatenated) the second half's blocks are n / 2 columns on, and a half ends at I.
   constexpr int kHalfBlocks = kOp.split_b() ? kTileN / 16 : kTileN / 8;
