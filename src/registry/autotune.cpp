@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <optional>
 #include <string>
 #include <thread>
@@ -70,8 +71,16 @@ std::vector<std::optional<Result<Artifact>>> compile_all(const Arguments& args, 
   const CUcontext caller = cuda::thread_context();  // workers load their modules where the caller launches
   auto work = [&] {
     (void)cuda::adopt_context(caller);  // on failure, compile() makes the primary context current itself
-    for (std::size_t i = next++; i < ops.size(); i = next++)
-      if (ops[i]) artifacts[i].emplace(ops[i]->compile(args));
+    for (std::size_t i = next++; i < ops.size(); i = next++) {
+      if (!ops[i]) continue;
+      try {  // an exception must not leave a worker thread (std::terminate): it fails its candidate
+        artifacts[i].emplace(ops[i]->compile(args));
+      } catch (const std::exception& e) {
+        artifacts[i].emplace(internal_error(ops[i]->name() + ": compile threw: " + e.what()));
+      } catch (...) {
+        artifacts[i].emplace(internal_error(ops[i]->name() + ": compile threw"));
+      }
+    }
   };
   const int n = std::clamp<int>(threads, 1, static_cast<int>(std::max<std::size_t>(ops.size(), 1)));
   std::vector<std::thread> pool;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -96,6 +97,21 @@ TEST(Autotune, compiles_the_candidates_side_by_side_each_once) {
   ASSERT_EQ(tuned.size(), 4u);
   EXPECT_EQ(tuned[0].op->name(), "op3");
   EXPECT_TRUE(tuned[0].status) << tuned[0].status.to_string();
+}
+
+TEST(Autotune, a_compile_that_throws_fails_its_candidate_with_the_text) {
+  const Arguments args = testing::make_gemm(64, 64, 64, DType::bf16, DType::bf16, Device::cpu());
+  FakeOperator::Options o;
+  o.name = "throws";
+  o.on_compile = [] { throw std::runtime_error("no kernel today"); };
+  AutotuneOptions options;
+  options.compile_threads = 2;
+  const auto tuned = autotune(args, {FakeOperator::make(o), fake("ok")}, options, timer_from({{"ok", 1.0}}));
+  ASSERT_EQ(tuned.size(), 2u);
+  EXPECT_EQ(tuned[0].op->name(), "ok");
+  EXPECT_FALSE(tuned[1].status);
+  EXPECT_NE(tuned[1].status.message().find("throws: compile threw: no kernel today"), std::string::npos)
+      << tuned[1].status.message();
 }
 
 TEST(Autotune, compiles_one_by_one_when_asked) {
