@@ -43,6 +43,34 @@ __device__ __forceinline__ void store_block(void* out, long long idx, int valid,
   }
 }
 
+/// The quad's transpose of four 8-column blocks of one row: lane q holds (a0[b], a1[b]), its column
+/// pair 2q, 2q + 1 of block b; afterwards v[l] is lane l's pair of block q, so lane q holds block q's
+/// 8 columns in order. Every lane of the warp must take part (shuffles).
+__device__ __forceinline__ void quad_transpose(const float (&a0)[4], const float (&a1)[4], float (&v)[4][2]) {
+  const int q = threadIdx.x % 4;
+#pragma unroll
+  for (int l = 0; l < 4; ++l) v[l][0] = v[l][1] = 0.0f;
+#pragma unroll
+  for (int s = 0; s < 4; ++s) {
+    // In round s lane q sends its values of block q ^ s to lane q ^ s, so it receives lane
+    // (q ^ s)'s values of block q.
+    const int j_send = q ^ s;
+    float send0 = a0[0], send1 = a1[0];
+#pragma unroll
+    for (int b = 1; b < 4; ++b) {
+      send0 = b == j_send ? a0[b] : send0;
+      send1 = b == j_send ? a1[b] : send1;
+    }
+    const float got0 = __shfl_xor_sync(0xffffffffu, send0, s);
+    const float got1 = __shfl_xor_sync(0xffffffffu, send1, s);
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+      v[l][0] = l == (q ^ s) ? got0 : v[l][0];
+      v[l][1] = l == (q ^ s) ? got1 : v[l][1];
+    }
+  }
+}
+
 // Accumulator fragment of wgmma m64nNk16 for thread t of the warpgroup: for each 8-column block j,
 // d[4j+0..1] are row (t/32)*16 + (t%32)/4, columns 8j + 2*(t%4) + {0,1}; d[4j+2..3] are 8 rows below.
 // The four threads of a quad hold one row's 8 columns of a block between them. Stored as they
@@ -72,26 +100,8 @@ __device__ __forceinline__ void store_slab(ValueAt&& at, void* out, long long ld
         a1[b] = at(4 * (4 * jj + b) + 2 * half + 1);
         asm volatile("" : "+f"(a0[b]), "+f"(a1[b]));
       }
-      float v[4][2] = {};
-#pragma unroll
-      for (int s = 0; s < 4; ++s) {
-        // In round s lane q sends its values of block 4*jj + (q ^ s) to lane q ^ s, so it
-        // receives lane (q ^ s)'s values of block 4*jj + q.
-        const int j_send = q ^ s;
-        float send0 = a0[0], send1 = a1[0];
-#pragma unroll
-        for (int b = 1; b < 4; ++b) {
-          send0 = b == j_send ? a0[b] : send0;
-          send1 = b == j_send ? a1[b] : send1;
-        }
-        const float got0 = __shfl_xor_sync(0xffffffffu, send0, s);
-        const float got1 = __shfl_xor_sync(0xffffffffu, send1, s);
-#pragma unroll
-        for (int l = 0; l < 4; ++l) {
-          v[l][0] = l == (q ^ s) ? got0 : v[l][0];
-          v[l][1] = l == (q ^ s) ? got1 : v[l][1];
-        }
-      }
+      float v[4][2];
+      quad_transpose(a0, a1, v);
       // Rows past the group's end store nothing (valid = 0): a predicate, not a branch around
       // the shuffles, so accumulator reads never sit in a divergent path.
       const int c = col0 + 8 * (4 * jj + q);
