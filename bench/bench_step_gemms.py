@@ -68,8 +68,10 @@ def step_gemm_arguments(cfg, device, seed=0, twins=False):
                             a_row_index=rows), 2 * S * H * I),
         # w_down is the transposed view of an (E, H, I) weight: dW2 is computed as (E, H, I) (moe.py).
         "dW2": (args(dout.t(), scaled, empty(E, H, I), "float32", offsets, a_k_index=rows), 2 * S * I * H),
-        # w_gate_up likewise: dW1 as (E, 2I, H) = dh^T x, x gathered as B (moe.py).
-        "dW1": (args(dh.t(), x, empty(E, 2 * I, H), "float32", offsets, b_k_index=rows), 2 * S * H * 2 * I),
+        # w_gate_up likewise: dW1 in the weight's (E, 2I, H) layout from x^T dh with x gathered as A,
+        # each group's tile stored transposed (M-major), as moe.py takes it first.
+        "dW1": (args(x.t(), dh, empty(E, 2 * I, H).transpose(-2, -1), "float32", offsets, a_k_index=rows),
+                2 * S * H * 2 * I),
         "up dgrad": (args(dh, wu.transpose(-2, -1), empty(S, H), "float32", offsets, True), 2 * S * 2 * I * H),
     }
     if twins:
@@ -82,6 +84,16 @@ def step_gemm_arguments(cfg, device, seed=0, twins=False):
             "up | gathered A plain": (args(x, wu, empty(S, 2 * I), "float32", offsets, True, a_row_index=rows),
                                        2 * S * H * 2 * I),
             "up | dense A plain": (args(x_rows, wu, empty(S, 2 * I), "float32", offsets, True), 2 * S * H * 2 * I),
+            "down dgrad | dense A + dSwiGLU": (args(dout_rows, wd.transpose(-2, -1), empty(S, 2 * I), "float32", offsets,
+                                                    True, core.EpilogueOps("swiglu", row_scale=sorted_scores,
+                                                                           grad_pre_activation=h,
+                                                                           scaled_activation=empty(S, I),
+                                                                           score_grad_partials=empty(
+                                                                               S, core.score_grad_chunks(I),
+                                                                               dtype=torch.float32))),
+                                               2 * S * H * I),
+            "down dgrad | gathered A plain": (args(dout, wd.transpose(-2, -1), empty(S, I), "float32", offsets, True,
+                                                   a_row_index=rows), 2 * S * H * I),
             "down dgrad | dense A plain": (args(dout_rows, wd.transpose(-2, -1), empty(S, I), "float32", offsets, True),
                                             2 * S * H * I),
             "dW2 | dense": (args(dout_rows.t(), scaled, empty(E, H, I), "float32", offsets), 2 * S * I * H),
@@ -90,10 +102,9 @@ def step_gemm_arguments(cfg, device, seed=0, twins=False):
             "dW1 | H x 2I by a_k_index": (args(x.t(), dh, empty(E, H, 2 * I), "float32", offsets, a_k_index=rows),
                                            2 * S * H * 2 * I),
             "dW1 | dense": (args(dh.t(), x_rows, empty(E, 2 * I, H), "float32", offsets), 2 * S * H * 2 * I),
-            # The weight's layout from the faster orientation: its tiles stored transposed (a trial
-            # layout: GEMMOPS_TRIAL_DESIGNS=1), what moe_experts takes first where it is served.
-            "dW1 | H x 2I stored M-major": (args(x.t(), dh, empty(E, 2 * I, H).transpose(-2, -1), "float32", offsets,
-                                                 a_k_index=rows), 2 * S * H * 2 * I),
+            # The weight's layout the other way: dh^T x with x gathered as B (no cluster).
+            "dW1 | 2I x H by b_k_index": (args(dh.t(), x, empty(E, 2 * I, H), "float32", offsets, b_k_index=rows),
+                                           2 * S * H * 2 * I),
         })
     return pieces
 
