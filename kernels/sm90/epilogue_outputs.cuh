@@ -1,11 +1,13 @@
 // kernels/sm90/epilogue_outputs.cuh: the epilogue's second operands, stored by the direct store
 // (epilogue.cuh) beside or in place of out: the forward's pre-activation (v before the activation)
 // and the activation's backward (dh, s act(h) and the per-64-column partials of dA act(h)).
-// Each thread reads the h elements of its own fragment and writes its own column pairs (a quad
-// covers 16 or 32 contiguous bytes of a row). The h words of a 64-column block are all loaded before
-// any is used: loaded one by one between the stores (which may alias them) each load waited for its
-// own round trip, 16 a row pair on a 128-wide tile. A TMA ring for h loaded at the tile's start under
-// the main loop, and staged TMA stores, are the later optimisation.
+// The forward's h is stored as out is, by quad-transposed 16-byte blocks (store_slab.cuh) where they
+// fit. The backward's thread reads the h elements of its own fragment and writes its own column
+// pairs (a quad covers 16 or 32 contiguous bytes of a row); the h words of a batch of blocks (up to
+// a 64-column block's 8) are loaded before any is used: loaded one by one between the stores (which
+// may alias them) each load waited for its own round trip, 16 a row pair on a 128-wide tile. A TMA
+// ring for h loaded at the tile's start under the main loop, and staged TMA stores, are the later
+// optimisation.
 // Nothing is written back into the accumulators: they stay live into the next tile's MMAs, and a
 // lane-dependent write into them serialises that tile's wgmma (C7518).
 // SPDX-License-Identifier: Apache-2.0
