@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <new>
-#include <system_error>
-#include <thread>
 #include <vector>
 
+#include "core/worker_threads.hpp"
 #include "cpu/microkernel.hpp"
 
 namespace gemmops::cpu {
@@ -81,17 +80,8 @@ Status run_blocked(std::span<const GemmTask> tasks, int threads) {
         std::clamp<double>(std::min<double>(threads, by_work), 1.0, double(std::max<size_t>(tiles.size(), 1))));
     std::vector<Buffers> buffers(n_threads);
     std::atomic<size_t> next{0};
-    std::vector<std::thread> pool;
-    pool.reserve(n_threads);  // so that only thread creation can throw once threads are running
-    for (size_t i = 1; i < n_threads; ++i) {
-      try {
-        pool.emplace_back(worker, tasks, std::cref(tiles), std::ref(next), std::ref(buffers[i]));
-      } catch (const std::system_error&) {
-        break;  // fewer threads still finish the job: the hand-out is dynamic
-      }
-    }
-    worker(tasks, tiles, next, buffers[0]);
-    for (std::thread& th : pool) th.join();
+    // (Fewer threads, where some cannot be started, still finish the job: the hand-out is dynamic.)
+    detail::run_worker_threads(n_threads, [&](size_t w) { worker(tasks, tiles, next, buffers[w]); });
   } catch (const std::bad_alloc&) {
     return Status(ErrorCode::out_of_memory, "cpu: could not allocate the pack buffers");
   }

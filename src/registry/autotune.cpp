@@ -8,9 +8,9 @@
 #include <exception>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "core/env.hpp"
+#include "core/worker_threads.hpp"
 #include "cuda/context.hpp"
 #include "gemmops/device.hpp"
 
@@ -69,7 +69,7 @@ std::vector<std::optional<Result<Artifact>>> compile_all(const Arguments& args, 
   std::vector<std::optional<Result<Artifact>>> artifacts(ops.size());
   std::atomic<std::size_t> next{0};
   const CUcontext caller = cuda::thread_context();  // workers load their modules where the caller launches
-  auto work = [&] {
+  auto work = [&](std::size_t) {
     (void)cuda::adopt_context(caller);  // on failure, compile() makes the primary context current itself
     for (std::size_t i = next++; i < ops.size(); i = next++) {
       if (!ops[i]) continue;
@@ -83,10 +83,7 @@ std::vector<std::optional<Result<Artifact>>> compile_all(const Arguments& args, 
     }
   };
   const int n = std::clamp<int>(threads, 1, static_cast<int>(std::max<std::size_t>(ops.size(), 1)));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  detail::run_worker_threads(static_cast<std::size_t>(n), work);
   return artifacts;
 }
 
