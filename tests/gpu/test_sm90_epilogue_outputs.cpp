@@ -254,8 +254,7 @@ RunResult run_case(const Operator& op, const OutputsProblem& p, const OutputsCas
   return r;
 }
 
-/// Ragged M-grouped problems around the tile; I (the backward's N) a multiple of 8, once not of 64,
-/// once not of 16 (the forward's halves then 4 mod 8).
+/// Ragged M-grouped problems around the tile; I (the backward's N) a multiple of 8, once not of 64.
 std::vector<ProblemSpec> problems_for(const OperatorMetadata& m, const OutputsCase& c) {
   const int64_t tm = m.design.tile_m, tn = m.design.tile_n;
   std::vector<ProblemSpec> specs;
@@ -269,10 +268,6 @@ std::vector<ProblemSpec> problems_for(const OperatorMetadata& m, const OutputsCa
   specs.push_back(s);
   s.zero_tail = false;
   s.m = tm - 1, s.n = c.grad ? tn + 72 : tn, s.k = 136, s.groups = 2, s.trailing = 0, s.special_groups = false;
-  specs.push_back(s);
-  // Halves of n / 2 = 4 mod 8 columns: the up half starts 8 bytes off 16, so the forward stores h
-  // in column pairs there instead of 16-byte blocks (store_pre_activation).
-  s.m = 2 * tm + 9, s.n = 2 * tn + 8, s.k = 72, s.groups = 3, s.trailing = 1, s.special_groups = true;
   specs.push_back(s);
   return specs;
 }
