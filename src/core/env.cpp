@@ -87,6 +87,22 @@ bool trial_designs() {
   return v && !v->empty() && *v != "0";
 }
 
+std::vector<std::string> kernel_defines() {
+  std::vector<std::string> defines;
+  const auto v = get("GEMMOPS_KERNEL_DEFINES");
+  if (!v) return defines;
+  std::string name;
+  for (const char ch : *v + " ") {
+    if (ch == ' ' || ch == ',' || ch == '\t') {
+      if (!name.empty()) defines.push_back(std::move(name));
+      name.clear();
+    } else {
+      name += ch;
+    }
+  }
+  return defines;
+}
+
 std::optional<std::string> ptx_dump_dir() { return get("GEMMOPS_DUMP_PTX"); }
 
 std::optional<int> split_k() {

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gemmops::env {
 
@@ -38,6 +39,10 @@ bool k_grouped_walk_longest_first();
 /// GEMMOPS_KERNEL_WATCHDOG: seconds a kernel's barrier wait may spin before the kernel traps (a
 /// debugging build of the kernels; unset: no watchdog, the default).
 std::optional<int> kernel_watchdog_seconds();
+/// GEMMOPS_KERNEL_DEFINES: preprocessor definitions (`NAME` or `NAME=VALUE`, separated by spaces or
+/// commas) added to every sm90 kernel compile and so to its cache key: two variants of a kernel
+/// compiled in one process (set, compile, change, compile) and timed side by side (experiments).
+std::vector<std::string> kernel_defines();
 /// GEMMOPS_DUMP_PTX=<dir>: every fresh NVRTC compile also writes its PTX there (<kernel>.<hash of what is instantiated>.ptx),
 /// a developer's aid to show that a refactor leaves the kernels' code as it was.
 std::optional<std::string> ptx_dump_dir();

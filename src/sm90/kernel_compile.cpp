@@ -30,6 +30,8 @@ jit::CompileRequest make_compile_request(const std::string& kernel_name, const K
   // launch error instead of a hang (the option is part of the cache key).
   if (auto seconds = env::kernel_watchdog_seconds())
     req.options.push_back("-DGEMMOPS_KERNEL_WATCHDOG_NS=" + std::to_string(int64_t{*seconds} * 1000000000) + "ull");
+  // Experiments: a kernel variant chosen by a macro, compiled beside the default in one process.
+  for (const std::string& d : env::kernel_defines()) req.options.push_back("-D" + d);
   return req;
 }
 
