@@ -1,6 +1,8 @@
 # tests/python/test_moe_experts.py: gemmops.torch.moe_experts (fused activation and routing weights,
 # recomputing backward) against a float64 per-token reference, fused and unfused, on ragged routings
 # SPDX-License-Identifier: Apache-2.0
+import weakref
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -210,6 +212,72 @@ def test_the_step_on_the_gpu_matches_the_float64_reference(activation, gate_layo
     for a, b, what in ((xe, xr, "x"), (we, wr, "topk_weights"), (ue, ur, "w_gate_up"), (de, dr, "w_down")):
         scale = b.grad.abs().max().item() + 1e-6
         torch.testing.assert_close(a.grad.cpu().double() / scale, b.grad / scale, rtol=3e-2, atol=3e-2, msg=what)
+
+
+def test_the_backward_frees_the_pre_activation_before_the_weight_gradients(monkeypatch):
+    # h is read by the backward's first GEMM only: it must be gone before the weight gradients are
+    # made, or it shares their peak (Mixtral-8x7B: 448 MiB).
+    kept, alive = [], []
+    forward_step, weight_gradient = moe.forward_step, moe._weight_gradient
+
+    def spy_forward(*args, **kwargs):
+        out, saved = forward_step(*args, **kwargs)
+        kept.append(weakref.ref(saved[3]))
+        return out, saved
+
+    def spy_weight_gradient(*args, **kwargs):
+        alive.append(kept[-1]() is not None)
+        return weight_gradient(*args, **kwargs)
+
+    monkeypatch.setattr(moe, "forward_step", spy_forward)
+    monkeypatch.setattr(moe, "_weight_gradient", spy_weight_gradient)
+    x, ids, w, wu, wd = problem(12, 4, 2, "swiglu")
+    x, w, wu, wd = leaves(x, w, wu, wd)
+    gt.moe_experts(x, ids, w, wu, wd).sum().backward()
+    assert kept and alive == [False, False]
+    assert all(t.grad is not None for t in (x, w, wu, wd))
+
+
+def test_a_second_backward_through_one_forward_gives_the_same_gradients():
+    # The first backward frees h; the second (retain_graph=True) makes it again by the up projection.
+    x, ids, w, wu, wd = problem(12, 4, 2, "swiglu")
+    x, w, wu, wd = leaves(x, w, wu, wd)
+    out = gt.moe_experts(x, ids, w, wu, wd).sum()
+    first = torch.autograd.grad(out, [x, w, wu, wd], retain_graph=True)
+    second = torch.autograd.grad(out, [x, w, wu, wd])
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.gpu
+def test_the_step_peak_holds_the_pre_activation_only_until_the_weight_gradients():
+    # Weight gradients that dominate the step's peak (few large experts, as Mixtral): h (S x 2I) is
+    # freed after the dgated GEMM, so the peak above the forward's allocations is the gradients, dh
+    # and dx less h, not the gradients, dh and dx on top of h.
+    T, E, k, H_, I_ = 1024, 8, 2, 1024, 1024
+    g = torch.Generator().manual_seed(12)
+    x = torch.randn(T, H_, generator=g).cuda().bfloat16().requires_grad_(True)
+    ids = torch.stack([torch.randperm(E, generator=g)[:k] for _ in range(T)]).cuda()
+    w = torch.rand(T, k, generator=g).cuda().bfloat16().requires_grad_(True)
+    wu = (torch.randn(E, H_, 2 * I_, generator=g) / H_ ** 0.5).cuda().bfloat16().requires_grad_(True)
+    wd = (torch.randn(E, I_, H_, generator=g) / I_ ** 0.5).cuda().bfloat16().requires_grad_(True)
+    grad = torch.randn(T, H_, generator=g).cuda().bfloat16()
+    torch.autograd.grad(gt.moe_experts(x, ids, w, wu, wd), [x, w, wu, wd], grad)  # plans and kernels first
+    out = gt.moe_experts(x, ids, w, wu, wd)
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    grads = torch.autograd.grad(out, [x, w, wu, wd], grad)
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - before
+    S, bf = T * k, 2
+    h = dh = S * 2 * I_ * bf
+    a_scaled, dxs, dx = S * I_ * bf, S * H_ * bf, T * H_ * bf
+    d_w = (E * H_ * 2 * I_ + E * I_ * H_) * bf
+    budget = max(d_w + dh + dx - h, dh + a_scaled + dxs + dx)
+    assert budget + h > 1.05 * budget + (2 << 20)  # the measure tells the two apart
+    assert peak <= 1.05 * budget + (2 << 20), f"backward peak {peak / 2**20:.1f} MiB, budget {budget / 2**20:.1f} MiB"
+    assert all(t is not None for t in grads)
 
 
 @pytest.mark.gpu

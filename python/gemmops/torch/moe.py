@@ -20,7 +20,8 @@ gather-reduce kernel (deterministic, no atomics). Backward: the down projection'
 reading dout's rows through the index, its epilogue writing dh, s act(h) and the score gradient's
 partials; both weight gradients (K-grouped, reading x's and dout's token rows through the index);
 the up projection's data gradient; the gather-reduce
-of each token's rows. Nothing is recomputed. Where no operator serves a fused piece (a dtype or
+of each token's rows. Nothing is recomputed (but h, in a second backward through one forward:
+the eager backward frees h after the one GEMM that reads it). Where no operator serves a fused piece (a dtype or
 device without one, or a piece not yet offered) the same step runs on gathered copies and torch ops.
 Forward without gradients stores no h. With GEMMOPS_AUTOTUNE=1 each fused piece's operator is the
 fastest of the ranking's first few, timed on its first call (docs/environment.md).
@@ -194,16 +195,23 @@ def _in_layout(grad: torch.Tensor, transposed: bool) -> torch.Tensor:
     return weight_grad_like(grad, transposed).copy_(grad)
 
 
-def backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, weight_dtype, activation: str,
-                  gate_layout: str, grad_layouts=(False, False)):
-    """The backward (MOE_STEP.md steps 4-8): (dx, d_topk_weights, d_w_gate_up, d_w_down). grad_layouts:
-    whether each weight gradient (gate/up, down) is made as the transposed view of a contiguous tensor
-    (transposed_view of the weight as the forward was given it: its strides may differ here under
-    torch.compile, so they are decided there)."""
+def backward_data(dout, w_down, offsets, rows, h, scores, activation: str, gate_layout: str):
+    """The backward's first GEMM, the only one that reads the pre-activation h (MOE_STEP.md step 4):
+    {dout (its rows), dh, a_scaled (s act(h)), ds} for backward_rest, which takes each out of the dict
+    and frees it when done with it. A caller that drops its h after this frees it before the weight
+    gradients exist, so h never shares their peak."""
+    dout_rows = _GatheredRows(dout.contiguous(), rows)
+    dh, a_scaled, ds = _down_dgrad(dout_rows, w_down, offsets, h, scores, activation, gate_layout)
+    return {"dout": dout_rows, "dh": dh, "a_scaled": a_scaled, "ds": ds}
+
+
+def backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, weight_dtype, grad_layouts=(False, False)):
+    """The backward after backward_data (MOE_STEP.md steps 5-8): (dx, d_topk_weights, d_w_gate_up,
+    d_w_down). Takes the intermediates out of backward_data's dict (emptied), so that each is freed
+    as soon as this step is done with it (a caller's reference would keep it to the end)."""
     up_t, down_t = grad_layouts
     tokens, k = pair.shape
-    dout = _GatheredRows(dout.to(x.dtype).contiguous(), rows)
-    dh, a_scaled, ds = _down_dgrad(dout, w_down, offsets, h, scores, activation, gate_layout)
+    dout, dh, a_scaled, ds = (state.pop(key) for key in ("dout", "dh", "a_scaled", "ds"))
     # The data gradient first: its (S, H) rows are combined and freed before the weight gradients
     # (E x the weights' size) exist, so they never share the peak (Qwen3-30B-A3B at T = 8192: 268 MB).
     dxs = grouped_mm(dh, w_gate_up.transpose(-2, -1), offsets)     # (S, H)
@@ -223,16 +231,32 @@ def backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, we
     return dx, d_topk, _in_layout(d_w_gate_up.to(w_gate_up.dtype), up_t), _in_layout(d_w_down.to(w_down.dtype), down_t)
 
 
+def backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, weight_dtype, activation: str,
+                  gate_layout: str, grad_layouts=(False, False)):
+    """The backward (MOE_STEP.md steps 4-8): (dx, d_topk_weights, d_w_gate_up, d_w_down). grad_layouts:
+    whether each weight gradient (gate/up, down) is made as the transposed view of a contiguous tensor
+    (transposed_view of the weight as the forward was given it: its strides may differ here under
+    torch.compile, so they are decided there). The caller holds h to the end here; the eager layer
+    calls the two halves itself and drops h between them."""
+    state = backward_data(dout.to(x.dtype), w_down, offsets, rows, h, scores, activation, gate_layout)
+    return backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, weight_dtype, grad_layouts)
+
+
 class _MoEExperts(torch.autograd.Function):
     """The eager path: six grouped GEMMs and two gather-reduces a step (../MOE_STEP.md); forward keeps
-    x, the pre-activation h, the sort and the scores; backward recomputes nothing."""
+    x, the pre-activation h, the sort and the scores; backward recomputes nothing. h is held on the
+    context, not among the saved tensors, so that backward frees it after the one GEMM that reads
+    it, before the weight gradients are made (Mixtral-8x7B at T = 4096: 448 MiB less at the peak). A
+    second backward through the same forward (retain_graph=True) makes h again by the up projection."""
 
     @staticmethod
     def forward(ctx, x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout):
         out, saved = forward_step(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout,
                                   keep=any(ctx.needs_input_grad))
         if saved is not None:
-            ctx.save_for_backward(x, w_gate_up, w_down, *saved)
+            offsets, rows, pair, h, scores = saved
+            ctx.save_for_backward(x, w_gate_up, w_down, offsets, rows, pair, scores)
+            ctx.pre_activation = h
             ctx.weight_dtype = topk_weights.dtype
             ctx.activation, ctx.gate_layout = activation, gate_layout
             ctx.grad_layouts = (transposed_view(w_gate_up), transposed_view(w_down))
@@ -241,8 +265,14 @@ class _MoEExperts(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, dout):
-        dx, d_topk, d_w1, d_w2 = backward_step(dout, *ctx.saved_tensors, ctx.weight_dtype, ctx.activation,
-                                               ctx.gate_layout, ctx.grad_layouts)
+        x, w_gate_up, w_down, offsets, rows, pair, scores = ctx.saved_tensors
+        h, ctx.pre_activation = ctx.pre_activation, None
+        if h is None:  # a second backward through this forward (retain_graph=True): h made again, the same bits
+            _, h = _up(x, rows, w_gate_up, offsets, ctx.activation, ctx.gate_layout, keep_pre_activation=True)
+        state = backward_data(dout.to(x.dtype), w_down, offsets, rows, h, scores, ctx.activation, ctx.gate_layout)
+        del h  # the context's reference is gone too: h is freed here
+        dx, d_topk, d_w1, d_w2 = backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, ctx.weight_dtype,
+                                               ctx.grad_layouts)
         return dx, None, d_topk, d_w1, d_w2, None, None
 
 
