@@ -122,6 +122,10 @@ def main(argv=None):
     ap.add_argument("--once", action="store_true",
                     help="run each piece's first pick twice (compile, then once more) and time nothing: a run for a "
                          "profiler to wrap (e.g. ncu --launch-skip 1 --launch-count 1 per piece)")
+    ap.add_argument("--top", type=int, default=0, help="time only each piece's first N candidates (default: all)")
+    ap.add_argument("--ab-defines", default="",
+                    help="kernel A/B in one process: time each piece's pick compiled as it is and compiled with these "
+                         "GEMMOPS_KERNEL_DEFINES (e.g. GEMMOPS_AB_BASELINE), round-robin, instead of every candidate")
     a = ap.parse_args(argv)
     device = device_or_exit("cuda", NO_DEVICE)
     if device is None:
@@ -140,6 +144,8 @@ def main(argv=None):
             if a.pieces and piece not in a.pieces.split(";"):
                 continue
             candidates = core.get_operators(args)
+            if a.top > 0:
+                candidates = candidates[:a.top]
             if a.once:
                 art = candidates[0].compile(args)
                 for _ in range(2):
@@ -153,6 +159,24 @@ def main(argv=None):
                 candidates = same or candidates[:3]  # another form: its first three
             else:
                 picks[piece] = candidates[0].name if candidates else None
+            if a.ab_defines and candidates:
+                o = candidates[0]
+                variants = {}
+                for label, defines in (("as built", None), ("with " + a.ab_defines, a.ab_defines)):
+                    if defines is None:
+                        os.environ.pop("GEMMOPS_KERNEL_DEFINES", None)
+                    else:
+                        os.environ["GEMMOPS_KERNEL_DEFINES"] = defines
+                    art = o.compile(args)
+                    variants[label] = lambda o=o, art=art, args=args: o.run(args, compiled_artifact=art)
+                os.environ.pop("GEMMOPS_KERNEL_DEFINES", None)
+                us = timer.interleaved_medians_us(variants, reps=a.reps)
+                base = us["with " + a.ab_defines]
+                print(f"  {piece}: {o.name}: " + ", ".join(f"{k} {v:.1f} us" for k, v in us.items()) +
+                      f"; as built / with: {us['as built'] / base:.3f}", flush=True)
+                for k, v in us.items():
+                    table.append((cfg.key, piece, f"{o.name} ({k})", 0, round(v, 2), round(flops / v / 1e6, 1)))
+                continue
             runs = {}
             for o in candidates:
                 art = o.compile(args)
