@@ -120,8 +120,9 @@ def main(argv=None):
                          "where it serves them): what the gather and the fused epilogue cost")
     ap.add_argument("--pieces", default="", help="piece names to run, separated by ';' (default: all)")
     ap.add_argument("--once", action="store_true",
-                    help="run each piece's first pick twice (compile, then once more) and time nothing: a run for a "
-                         "profiler to wrap (e.g. ncu --launch-skip 1 --launch-count 1 per piece)")
+                    help="run each piece's first pick (a twin: the piece's own where it serves the twin) twice (compile, "
+                         "then once more) and time nothing: a run for a profiler to wrap (e.g. ncu)")
+    ap.add_argument("--design", default="", help="only the candidates whose name contains this (e.g. 128x128x64_c1x1_s6_pingpong)")
     ap.add_argument("--top", type=int, default=0, help="time only each piece's first N candidates (default: all)")
     ap.add_argument("--ab-defines", default="",
                     help="kernel A/B in one process: time each piece's pick compiled as it is and compiled with these "
@@ -144,21 +145,26 @@ def main(argv=None):
             if a.pieces and piece not in a.pieces.split(";"):
                 continue
             candidates = core.get_operators(args)
+            if a.design:
+                candidates = [o for o in candidates if a.design in o.name]
             if a.top > 0:
                 candidates = candidates[:a.top]
-            if a.once:
-                art = candidates[0].compile(args)
-                for _ in range(2):
-                    candidates[0].run(args, compiled_artifact=art)
-                torch.cuda.synchronize()
-                print(f"  {piece}: ran {candidates[0].name} twice", flush=True)
-                continue
             if " | " in piece:  # a twin: the real piece's pick only, where it serves the twin
                 real = picks.get(piece.split(" | ")[0])
                 same = [o for o in candidates if o.name == real]
                 candidates = same or candidates[:3]  # another form: its first three
             else:
                 picks[piece] = candidates[0].name if candidates else None
+            if a.once:
+                if not candidates:
+                    print(f"  {piece}: no candidate", flush=True)
+                    continue
+                art = candidates[0].compile(args)
+                for _ in range(2):
+                    candidates[0].run(args, compiled_artifact=art)
+                torch.cuda.synchronize()
+                print(f"  {piece}: ran {candidates[0].name} twice", flush=True)
+                continue
             if a.ab_defines and candidates:
                 o = candidates[0]
                 variants = {}
