@@ -85,6 +85,19 @@ def test_the_step_pieces_take_the_ranking_first_unless_autotune_is_asked(monkeyp
     assert len(calls) == 1
 
 
+def test_the_step_plain_pieces_are_grouped_mm_on_host_tensors_even_with_autotune(monkeypatch):
+    # The down projection and the up projection's data gradient go through step_grouped_mm: on host
+    # tensors (nothing to time) it is grouped_mm, with or without GEMMOPS_AUTOTUNE.
+    import gemmops.torch as gt
+    g = torch.Generator().manual_seed(3)
+    a, b = torch.randn(10, 8, generator=g), torch.randn(3, 8, 6, generator=g)
+    offs = torch.tensor([4, 4, 9], dtype=torch.int32)
+    want = gt.grouped_mm(a, b, offs)
+    monkeypatch.setenv("GEMMOPS_AUTOTUNE", "1")
+    got = _fused.step_grouped_mm(a, b, offs)
+    torch.testing.assert_close(got[:9], want[:9])
+
+
 @pytest.mark.gpu
 def test_the_moe_step_with_autotune_matches_the_ranked_step(monkeypatch):
     # The same layer twice on the GPU: the pieces' operators chosen by timing give the same result (up

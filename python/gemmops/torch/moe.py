@@ -23,7 +23,7 @@ the up projection's data gradient; the gather-reduce
 of each token's rows. Nothing is recomputed (but h, in a second backward through one forward:
 the eager backward frees h after the one GEMM that reads it). Where no operator serves a fused piece (a dtype or
 device without one, or a piece not yet offered) the same step runs on gathered copies and torch ops.
-Forward without gradients stores no h. With GEMMOPS_AUTOTUNE=1 each fused piece's operator is the
+Forward without gradients stores no h. With GEMMOPS_AUTOTUNE=1 each piece's operator is the
 fastest of the ranking's first few, timed on its first call (docs/environment.md).
 """
 
@@ -35,7 +35,7 @@ import torch.nn.functional as F
 from . import grouped_mm
 from ._combine import combine, pair_rows
 from ._fused import (grouped_mm_dgated, grouped_mm_epilogue, grouped_mm_k_gathered,
-                     grouped_mm_with_pre_activation)
+                     grouped_mm_with_pre_activation, step_grouped_mm)
 
 __all__ = ["ACTIVATIONS", "apply_activation", "moe_experts", "route"]
 
@@ -142,7 +142,7 @@ def forward_step(x, topk_ids, topk_weights, w_gate_up, w_down, activation: str, 
     rows = token.to(torch.int32)
     pair = pair_rows(order, tokens, k)
     a, h = _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activation=keep)
-    y = grouped_mm(a, w_down, offsets)  # (S, H): the scores are applied by the combine
+    y = step_grouped_mm(a, w_down, offsets)  # (S, H): the scores are applied by the combine
     scores = topk_weights.to(torch.float32).contiguous()
     # Each token's rows weighted and summed in choice order; sentinel pairs are not read.
     out = combine(y, pair, scores, row_limit=_row_limit(offsets), out_dtype=x.dtype)
@@ -214,7 +214,7 @@ def backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, weight_dtype
     dout, dh, a_scaled, ds = (state.pop(key) for key in ("dout", "dh", "a_scaled", "ds"))
     # The data gradient first: its (S, H) rows are combined and freed before the weight gradients
     # (E x the weights' size) exist, so they never share the peak (Qwen3-30B-A3B at T = 8192: 268 MB).
-    dxs = grouped_mm(dh, w_gate_up.transpose(-2, -1), offsets)     # (S, H)
+    dxs = step_grouped_mm(dh, w_gate_up.transpose(-2, -1), offsets)     # (S, H)
     dx = combine(dxs, pair, row_limit=_row_limit(offsets))
     del dxs
     # ds is 0 on rows past offsets[-1] (the zero tail): sentinel choices get zero gradients.
