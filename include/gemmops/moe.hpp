@@ -1,8 +1,11 @@
-// include/gemmops/moe.hpp: the MoE layer's combine step (gather-reduce): each token's k expert rows,
-// weighted by its routing scores, summed in a fixed order
+// include/gemmops/moe.hpp: the MoE layer's own steps beside its grouped GEMMs: the routing (the
+// (token, choice) pairs sorted by expert) and the combine (gather-reduce: each token's k expert rows,
+// weighted by its routing scores, summed in a fixed order)
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 
 #include "gemmops/operator.hpp"
@@ -40,5 +43,40 @@ Status validate(const GatherReduceArguments& args);
 /// CUDA device (compute capability 8.0 or later) as one kernel launched on `stream`, compiled on
 /// first use for the device's architecture, with no host synchronisation (CUDA-graph safe).
 Status gather_reduce(const GatherReduceArguments& args, Stream stream = nullptr);
+
+/// The routing of a MoE layer: the T x k (token, choice) pairs, flattened in (token, choice) order,
+/// sorted by expert, stably (pairs of one expert keep that order), as a grouped GEMM over the experts
+/// reads them. Pair i = t k + j goes to row pair[i]; row r holds token[r]'s pair; offsets[e] is the
+/// exclusive end of expert e's rows. Pairs whose id lies outside [0, num_experts) (expert-parallel
+/// sentinels) sort last, past offsets[num_experts - 1]. With scores, sorted_scores[r] is the score of
+/// row r's pair. The bits depend on the ids only (no atomics decide a row).
+struct RouteArguments {
+  /// (T, k) int32, contiguous: each pair's expert.
+  TensorDesc topk_ids;
+  /// E, 1 .. 8192.
+  int num_experts = 0;
+  /// (E,) int32 out.
+  TensorDesc offsets;
+  /// (T k,) int32 out: each sorted row's token.
+  TensorDesc token;
+  /// (T, k) int32 out, contiguous: each pair's sorted row.
+  TensorDesc pair;
+  /// (T, k) fp32, contiguous, and (T k,) fp32 out: both or neither.
+  std::optional<TensorDesc> scores;
+  std::optional<TensorDesc> sorted_scores;
+};
+
+/// The rules of RouteArguments (dtypes, shapes, devices, contiguity, overlap), each failure naming
+/// the operand and the rule. Fake tensors pass (the shapes are checked).
+Status validate(const RouteArguments& args);
+
+/// Bytes of device workspace route() needs for `pairs` = T k pairs over `num_experts` experts (a
+/// count per 4096 pairs and expert); 0 on the host.
+std::size_t route_workspace_size(std::int64_t pairs, int num_experts);
+
+/// Fills offsets, token, pair (and sorted_scores) from topk_ids (and scores). On the host when the
+/// tensors are; on a CUDA device (compute capability 8.0 or later) as three kernels on `stream`, no
+/// host synchronisation (CUDA-graph safe), with `workspace` of route_workspace_size() bytes.
+Status route(const RouteArguments& args, Stream stream = nullptr, Workspace workspace = {});
 
 }  // namespace gemmops

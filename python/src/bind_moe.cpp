@@ -1,4 +1,5 @@
-// python/src/bind_moe.cpp: gemmops.gather_reduce, the MoE layer's combine step
+// python/src/bind_moe.cpp: gemmops.gather_reduce (the MoE layer's combine step) and gemmops.route (its
+// routing: the pairs sorted by expert)
 // SPDX-License-Identifier: Apache-2.0
 #include <nanobind/stl/optional.h>
 
@@ -28,6 +29,28 @@ void bind_moe(nb::module_& m) {
       "or past it are not read, e.g. a grouped GEMM's offsets[-1]). Negative rows, rows past S and past\n"
       "row_limit add nothing. Host tensors run on the host; CUDA tensors launch one kernel on `stream`\n"
       "(a cudaStream_t as an int; 0: the legacy default stream) without synchronising.");
+  m.def(
+      "route",
+      [](nb::handle topk_ids, int num_experts, nb::handle offsets, nb::handle token, nb::handle pair,
+         nb::handle scores, nb::handle sorted_scores, std::uintptr_t workspace, std::size_t workspace_bytes,
+         std::uintptr_t stream) {
+        RouteArguments a{to_tensor_desc(topk_ids, Operand::topk_ids), num_experts,
+                         to_tensor_desc(offsets, Operand::route_offsets), to_tensor_desc(token, Operand::token),
+                         to_tensor_desc(pair, Operand::pair), std::nullopt, std::nullopt};
+        if (!scores.is_none()) a.scores = to_tensor_desc(scores, Operand::scores);
+        if (!sorted_scores.is_none()) a.sorted_scores = to_tensor_desc(sorted_scores, Operand::sorted_scores);
+        check(route(a, reinterpret_cast<Stream>(stream), Workspace{reinterpret_cast<void*>(workspace), workspace_bytes}));
+      },
+      nb::arg("topk_ids"), nb::arg("num_experts"), nb::arg("offsets"), nb::arg("token"), nb::arg("pair"),
+      nb::arg("scores").none() = nb::none(), nb::arg("sorted_scores").none() = nb::none(), nb::arg("workspace") = 0,
+      nb::arg("workspace_bytes") = 0, nb::arg("stream") = 0,
+      "The (token, choice) pairs of topk_ids (T, k) int32 sorted by expert, stably, sentinels (ids outside\n"
+      "[0, num_experts)) last: writes offsets (E,) int32 (each expert's exclusive end row), token (T k,) int32\n"
+      "(each sorted row's token), pair (T, k) int32 (each pair's sorted row) and, with scores (T, k) fp32,\n"
+      "sorted_scores (T k,) fp32. Host tensors run on the host; CUDA tensors launch three kernels on `stream`\n"
+      "without synchronising, with `workspace` (a device pointer as an int) of route_workspace_size bytes.");
+  m.def("route_workspace_size", &route_workspace_size, nb::arg("pairs"), nb::arg("num_experts"),
+        "Bytes of device workspace route() needs for `pairs` = T k pairs over num_experts experts.");
 }
 
 }  // namespace gemmops::python

@@ -48,6 +48,11 @@ const char* name_of(Operand operand) {
     case Operand::grad_pre_activation: return "epilogue.activation_grad.pre_activation";
     case Operand::scaled_activation: return "epilogue.activation_grad.scaled_activation";
     case Operand::score_grad_partials: return "epilogue.activation_grad.score_grad_partials";
+    case Operand::topk_ids: return "topk_ids";
+    case Operand::route_offsets: return "offsets";
+    case Operand::token: return "token";
+    case Operand::pair: return "pair";
+    case Operand::sorted_scores: return "sorted_scores";
   }
   return "?";
 }
@@ -55,7 +60,9 @@ const char* name_of(Operand operand) {
 bool is_written(Operand operand) {
   return operand == Operand::out || operand == Operand::workspace || operand == Operand::q ||
          operand == Operand::scales_out || operand == Operand::pre_activation ||
-         operand == Operand::scaled_activation || operand == Operand::score_grad_partials;
+         operand == Operand::scaled_activation || operand == Operand::score_grad_partials ||
+         operand == Operand::route_offsets || operand == Operand::token || operand == Operand::pair ||
+         operand == Operand::sorted_scores;
 }
 
 /// "int64", "float64", "torch.int64" -> "int64": the dtype an object says it has, or its DLPack code.
@@ -89,8 +96,13 @@ std::string dtype_name(nb::handle obj, const ReadOnlyArray* array) {
     case Operand::row_limit:
     case Operand::a_row_index:
     case Operand::a_k_index:
-    case Operand::b_k_index: rule = "must be int32"; break;
-    case Operand::scores: rule = "must be fp32"; break;
+    case Operand::b_k_index:
+    case Operand::topk_ids:
+    case Operand::route_offsets:
+    case Operand::token:
+    case Operand::pair: rule = "must be int32"; break;
+    case Operand::scores:
+    case Operand::sorted_scores: rule = "must be fp32"; break;
     case Operand::pre_activation:
     case Operand::grad_pre_activation:
     case Operand::scaled_activation: rule = "dtype must be out's dtype"; break;

@@ -38,12 +38,14 @@ T unwrap(Result<T> result) {
 /// The fp8 additions: `scales` (an OperandScales tensor, read), `x` (read) and `q` (written) of
 /// quantize_fp8, and `scales_out` (the scales quantize_fp8 writes, named "scales"). gather_reduce's
 /// inputs: `rows`, `pair_rows`, `scores`, `row_limit` (read). `a_row_index`: a gathered A's rows (read);
-/// `a_k_index`, `b_k_index`: the K-grouped form's operands gathered along K (read).
+/// `a_k_index`, `b_k_index`: the K-grouped form's operands gathered along K (read). route's `topk_ids`
+/// (read) and its outputs `route_offsets` (named "offsets"), `token`, `pair`, `sorted_scores` (written).
 enum class Operand {
   A, B, out, offsets, workspace, bias, row_scale, scales, x, q, scales_out,
   pre_activation, grad_pre_activation, scaled_activation, score_grad_partials,  // the epilogue's second operands
   rows, pair_rows, scores, row_limit,  // gather_reduce
-  a_row_index, a_k_index, b_k_index
+  a_row_index, a_k_index, b_k_index,
+  topk_ids, route_offsets, token, pair, sorted_scores  // route: topk_ids read; the others written
 };
 /// DLPack/buffer objects (numpy, torch, cupy, jax), torch meta tensors and FakeTensors (fake) and
 /// gemmops.TensorSpec (fake). The operand's name starts every error message. A tensor of a dtype

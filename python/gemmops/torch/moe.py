@@ -33,9 +33,10 @@ import torch
 import torch.nn.functional as F
 
 from . import grouped_mm
-from ._combine import combine, pair_rows
+from ._combine import combine
 from ._fused import (grouped_mm_dgated, grouped_mm_epilogue, grouped_mm_k_gathered,
                      grouped_mm_with_pre_activation, step_grouped_mm)
+from ._routing import route_by_torch, route_pairs
 
 __all__ = ["ACTIVATIONS", "apply_activation", "moe_experts", "route"]
 
@@ -47,13 +48,7 @@ def route(topk_ids: torch.Tensor, num_experts: int) -> Tuple[torch.Tensor, torch
     """(order, offsets, token): the flattened (token, choice) pairs sorted by expert (stable), the
     int32 group ends (E,) and each sorted pair's token. Ids outside [0, E) sort last, past
     offsets[-1]. On the device, no host synchronisation."""
-    k = topk_ids.shape[-1]
-    flat = topk_ids.reshape(-1).long()
-    flat = torch.where((flat < 0) | (flat >= num_experts), torch.full_like(flat, num_experts), flat)
-    sorted_ids, order = torch.sort(flat, stable=True)
-    experts = torch.arange(num_experts, device=flat.device, dtype=sorted_ids.dtype)
-    offsets = torch.searchsorted(sorted_ids, experts, right=True, out_int32=True)
-    return order, offsets, torch.div(order, k, rounding_mode="floor")
+    return route_by_torch(topk_ids, num_experts)
 
 
 def apply_activation(p: torch.Tensor, activation: str, gate_layout: str, alpha: float = 1.702,
@@ -137,17 +132,14 @@ def _down_dgrad(dout: _GatheredRows, w_down, offsets, h, scores, activation, gat
 def forward_step(x, topk_ids, topk_weights, w_gate_up, w_down, activation: str, gate_layout: str, keep: bool):
     """The forward (MOE_STEP.md steps 1-3): (out, saved), saved = (offsets, rows, pair, h, sorted scores)
     for the backward when `keep`, else None (no pre-activation is stored)."""
-    tokens, k = topk_ids.shape
-    order, offsets, token = route(topk_ids, w_gate_up.shape[0])
-    rows = token.to(torch.int32)
-    pair = pair_rows(order, tokens, k)
+    scores = topk_weights.to(torch.float32).contiguous()
+    # The sorted scores (S,): sentinel pairs lie past offsets[-1], where nothing reads them.
+    offsets, rows, pair, sorted_scores = route_pairs(topk_ids, w_gate_up.shape[0], scores)
     a, h = _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activation=keep)
     y = step_grouped_mm(a, w_down, offsets)  # (S, H): the scores are applied by the combine
-    scores = topk_weights.to(torch.float32).contiguous()
     # Each token's rows weighted and summed in choice order; sentinel pairs are not read.
     out = combine(y, pair, scores, row_limit=_row_limit(offsets), out_dtype=x.dtype)
-    # The sorted scores (S,): sentinel pairs lie past offsets[-1], where nothing reads them.
-    return out, ((offsets, rows, pair, h, scores.reshape(-1)[order]) if keep else None)
+    return out, ((offsets, rows, pair, h, sorted_scores) if keep else None)
 
 
 def transposed_view(w: torch.Tensor) -> bool:

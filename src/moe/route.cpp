@@ -1,0 +1,146 @@
+// src/moe/route.cpp: route() on the host (a stable counting sort) or on a CUDA device (three kernels,
+// kernels/moe/route.cuh, compiled per architecture on first use)
+// SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda/context.hpp"
+#include "cuda/device.hpp"
+#include "cuda/driver_api.hpp"
+#include "cuda/launch.hpp"
+#include "gemmops/moe.hpp"
+#include "moe/route_kernels.hpp"
+#include "moe/route_params.cuh"
+#include "simt/arch_modules.hpp"
+
+namespace gemmops {
+namespace {
+
+namespace k = kernels::moe;
+
+constexpr int kMinCc = 80;  // __match_any_sync (7.0), as the other MoE kernels
+
+int64_t chunks_of(int64_t pairs) { return (pairs + k::kChunk - 1) / k::kChunk; }
+
+int bucket_of(int32_t id, int experts) { return id >= 0 && id < experts ? id : experts; }
+
+/// The host's stable counting sort: the kernels' rows, one pair after another.
+void route_on_host(const RouteArguments& a) {
+  const int64_t pairs = a.topk_ids.numel(), kk = a.topk_ids.size(1);
+  const int experts = a.num_experts;
+  const auto* ids = static_cast<const int32_t*>(a.topk_ids.data);
+  std::vector<int64_t> next(static_cast<size_t>(experts) + 1, 0);
+  for (int64_t i = 0; i < pairs; ++i) ++next[static_cast<size_t>(bucket_of(ids[i], experts)) + 0];
+  int64_t row = 0;
+  auto* offsets = static_cast<int32_t*>(a.offsets.data);
+  for (int e = 0; e <= experts; ++e) {
+    const int64_t n = next[static_cast<size_t>(e)];
+    next[static_cast<size_t>(e)] = row;
+    row += n;
+    if (e < experts) offsets[e] = static_cast<int32_t>(row);
+  }
+  auto* token = static_cast<int32_t*>(a.token.data);
+  auto* pair = static_cast<int32_t*>(a.pair.data);
+  const auto* scores = a.scores ? static_cast<const float*>(a.scores->data) : nullptr;
+  auto* sorted = a.sorted_scores ? static_cast<float*>(a.sorted_scores->data) : nullptr;
+  for (int64_t i = 0; i < pairs; ++i) {
+    const int64_t r = next[static_cast<size_t>(bucket_of(ids[i], experts))]++;
+    token[r] = static_cast<int32_t>(i / kk);
+    pair[i] = static_cast<int32_t>(r);
+    if (sorted != nullptr) sorted[r] = scores[i];
+  }
+}
+
+const simt::ArchModules& route_modules() {
+  static const simt::ArchModules modules(moe::route_request());
+  return modules;
+}
+
+Status route_on_device(const RouteArguments& a, Stream stream, Workspace workspace) {
+  const int ordinal = a.topk_ids.device.index;
+  GEMMOPS_TRY(cuda::make_current(ordinal));
+  GEMMOPS_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
+  GEMMOPS_ASSIGN_OR_RETURN(cuda::DeviceFacts facts, cuda::device_facts(ordinal));
+  if (facts.cc < kMinCc) {
+    return unsupported("topk_ids: route needs a device of compute capability 8.0 or later; device " +
+                       std::to_string(ordinal) + " is " + std::to_string(facts.cc / 10) + "." +
+                       std::to_string(facts.cc % 10));
+  }
+  const int64_t pairs = a.topk_ids.numel();
+  const std::size_t need = route_workspace_size(pairs, a.num_experts);
+  if (need > 0 && (workspace.data == nullptr || workspace.bytes < need)) {
+    return invalid_argument("workspace: route needs " + std::to_string(need) + " bytes on the device for " +
+                            std::to_string(pairs) + " pairs and " + std::to_string(a.num_experts) +
+                            " experts (route_workspace_size); got " + std::to_string(workspace.bytes));
+  }
+  GEMMOPS_ASSIGN_OR_RETURN(std::shared_ptr<const simt::ArchModule> arch, route_modules().for_cc(facts.cc));
+  const auto& names = arch->compiled->lowered_names;
+  k::RouteParams p{};
+  p.ids = static_cast<const int*>(a.topk_ids.data);
+  p.scores = a.scores ? static_cast<const float*>(a.scores->data) : nullptr;
+  p.counts = static_cast<int*>(workspace.data);
+  p.offsets = static_cast<int*>(a.offsets.data);
+  p.token = static_cast<int*>(a.token.data);
+  p.pair = static_cast<int*>(a.pair.data);
+  p.sorted_scores = a.sorted_scores ? static_cast<float*>(a.sorted_scores->data) : nullptr;
+  p.pairs = static_cast<int>(pairs);
+  p.k = static_cast<int>(std::max<int64_t>(1, a.topk_ids.size(1)));
+  p.experts = a.num_experts;
+  p.blocks = static_cast<int>(chunks_of(pairs));
+  const unsigned bucket_bytes = static_cast<unsigned>(a.num_experts + 1) * 4u;
+  void* params[] = {&p};
+  // Count and scatter: a warp a chunk. The scan runs even without pairs: it writes the offsets.
+  for (int which = 0; which < 3; ++which) {
+    if (which != 1 && p.blocks == 0) continue;
+    GEMMOPS_ASSIGN_OR_RETURN(CUfunction fn, arch->module.function(ordinal, names.at(static_cast<size_t>(which))));
+    cuda::LaunchConfig lc;
+    lc.grid[0] = which == 1 ? 1u : static_cast<unsigned>(p.blocks);
+    lc.block[0] = which == 1 ? static_cast<unsigned>(k::kScanThreads) : 32u;
+    lc.smem_bytes = bucket_bytes;
+    lc.stream = static_cast<CUstream>(stream);
+    GEMMOPS_TRY(cuda::launch(*api, fn, lc, params));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+namespace moe {
+
+jit::CompileRequest route_request() {
+  jit::CompileRequest req;
+  req.kernel_name = "moe_route";
+  req.source = "#include \"moe/route.cuh\"\n";
+  const std::string ns = "gemmops::kernels::moe::";
+  req.name_expressions = {ns + "route_count_kernel", ns + "route_scan_kernel", ns + "route_scatter_kernel"};
+  req.options.push_back("--ptxas-options=--warn-on-spills");
+  return req;
+}
+
+}  // namespace moe
+
+std::size_t route_workspace_size(std::int64_t pairs, int num_experts) {
+  if (pairs <= 0 || num_experts < 1) return 0;
+  return static_cast<std::size_t>(chunks_of(pairs)) * static_cast<std::size_t>(num_experts + 1) * 4u;
+}
+
+Status route(const RouteArguments& a, Stream stream, Workspace workspace) {
+  GEMMOPS_TRY(validate(a));
+  const std::pair<const TensorDesc*, const char*> operands[] = {
+      {&a.topk_ids, "topk_ids"}, {&a.offsets, "offsets"}, {&a.token, "token"}, {&a.pair, "pair"},
+      {a.scores ? &*a.scores : nullptr, "scores"}, {a.sorted_scores ? &*a.sorted_scores : nullptr, "sorted_scores"}};
+  for (const auto& [t, role] : operands) {
+    if (t != nullptr && t->is_fake() && t->numel() > 0)
+      return invalid_argument(std::string(role) + ": run needs data; got a fake tensor (no data pointer)");
+  }
+  if (!a.topk_ids.device.is_cuda()) {
+    route_on_host(a);
+    return Status::ok();
+  }
+  return route_on_device(a, stream, workspace);
+}
+
+}  // namespace gemmops
