@@ -88,6 +88,8 @@ if [ -x "$gpu_bin" ]; then
     filter+="Sm90/Sm90GatheredKTest.*/mt_*_sm90a_grouped_gemm_bf16_f32acc_128x256x64_c2x1_s4_coop_tma_ring2:"
     # fp8 quantisation: partial blocks, every vector width, strided and misaligned layouts, empty shapes.
     filter+="QuantizeDevice.equals*:QuantizeDevice.empty*:"
+    # The routing kernels (trial): chunks, sentinels, 8192 experts, no pairs.
+    filter+="RouteDevice.*:"
     # The fp8 main loop (trial): scales read per thread, groups ragged and empty, K not a multiple of 128.
     filter+="Sm90/Sm90Fp8Mainloop.matches*"
     compute-sanitizer --tool memcheck --error-exitcode 1 "$gpu_bin" --gtest_filter="$filter" >"$logs/memcheck.log" 2>&1 &
