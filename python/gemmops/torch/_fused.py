@@ -9,6 +9,7 @@ from typing import Dict, Optional, Tuple
 import torch
 
 from .. import _gemmops as _core
+from . import grouped_mm  # defined before gemmops.torch imports this module
 from ._dispatch import PlanLaunch, _raw_stream
 
 _launches: Dict[tuple, Optional[PlanLaunch]] = {}
@@ -106,7 +107,6 @@ def step_grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> tor
     = a[rows of g] @ b[g], rows past offs[-1] zeros. grouped_mm's, or with GEMMOPS_AUTOTUNE the
     fastest of the ranking's first few, as the fused pieces (on an H100 the ranking's pick of these
     two left 84 us of a Qwen3-30B-A3B step). No autograd."""
-    from . import grouped_mm
     if not _autotuning() or not a.is_cuda:
         return grouped_mm(a, b, offs)
     out = torch.empty((a.shape[0], b.shape[-1]), dtype=a.dtype, device=a.device)
