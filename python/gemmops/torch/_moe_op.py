@@ -1,5 +1,6 @@
-# python/gemmops/torch/_moe_op.py: moe_experts as torch custom ops (forward and backward, each with a
-# fake kernel), so that torch.compile(fullgraph=True) keeps the layer in its graph
+# python/gemmops/torch/_moe_op.py: moe_experts as torch custom ops (the forward, and the backward in two:
+# the GEMM that reads h, then the rest, so a compiled graph frees h between them), each with a fake
+# kernel, so that torch.compile(fullgraph=True) keeps the layer in its graph
 # SPDX-License-Identifier: Apache-2.0
 from typing import List, Tuple
 
@@ -37,20 +38,38 @@ def _forward_fake(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate
     return [x.new_empty(x.shape), *_fake_saved(x, topk_ids, w_gate_up, keep)]
 
 
-@torch.library.custom_op("gemmops::moe_experts_backward", mutates_args=())
-def _backward(dout: torch.Tensor, x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor,
-              offsets: torch.Tensor, rows: torch.Tensor, pair: torch.Tensor, h: torch.Tensor, scores: torch.Tensor,
-              weight_dtype: torch.dtype, activation: str, gate_layout: str, up_transposed: bool,
-              down_transposed: bool) -> List[torch.Tensor]:
-    """[dx, d_topk_weights, d_w_gate_up, d_w_down]; the weight gradients in the layouts the flags say
-    (moe.weight_grad_like), decided from the forward's inputs: the saved weights' strides may differ."""
-    return list(moe.backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, weight_dtype,
-                                  activation, gate_layout, (up_transposed, down_transposed)))
+@torch.library.custom_op("gemmops::moe_experts_backward_data", mutates_args=())
+def _backward_data(dout: torch.Tensor, x: torch.Tensor, w_down: torch.Tensor, offsets: torch.Tensor,
+                   rows: torch.Tensor, h: torch.Tensor, scores: torch.Tensor, activation: str,
+                   gate_layout: str) -> List[torch.Tensor]:
+    """[dh, s act(h), ds]: the backward's one GEMM that reads h (moe.backward_data). Its own op so that a
+    compiled graph frees h before the weight gradients exist."""
+    state = moe.backward_data(dout.to(x.dtype), w_down, offsets, rows, h, scores, activation, gate_layout)
+    return [state["dh"], state["a_scaled"], state["ds"]]
 
 
-@_backward.register_fake
-def _backward_fake(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, weight_dtype, activation,
-                   gate_layout, up_transposed, down_transposed):
+@_backward_data.register_fake
+def _backward_data_fake(dout, x, w_down, offsets, rows, h, scores, activation, gate_layout):
+    pairs, i = rows.shape[0], w_down.shape[-2]
+    return [h.new_empty(h.shape), h.new_empty((pairs, i)), torch.empty(pairs, dtype=torch.float32, device=x.device)]
+
+
+@torch.library.custom_op("gemmops::moe_experts_backward_rest", mutates_args=())
+def _backward_rest(dout: torch.Tensor, dh: torch.Tensor, a_scaled: torch.Tensor, ds: torch.Tensor, x: torch.Tensor,
+                   w_gate_up: torch.Tensor, w_down: torch.Tensor, offsets: torch.Tensor, rows: torch.Tensor,
+                   pair: torch.Tensor, weight_dtype: torch.dtype, up_transposed: bool,
+                   down_transposed: bool) -> List[torch.Tensor]:
+    """[dx, d_topk_weights, d_w_gate_up, d_w_down] from dout and _backward_data's outputs (moe.backward_rest); the
+    weight gradients in the layouts the flags say (moe.weight_grad_like), decided from the forward's
+    inputs: the saved weights' strides may differ."""
+    state = {"dout": moe._GatheredRows(dout.to(x.dtype).contiguous(), rows), "dh": dh, "a_scaled": a_scaled, "ds": ds}
+    return list(moe.backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, weight_dtype,
+                                  (up_transposed, down_transposed)))
+
+
+@_backward_rest.register_fake
+def _backward_rest_fake(dout, dh, a_scaled, ds, x, w_gate_up, w_down, offsets, rows, pair, weight_dtype,
+                        up_transposed, down_transposed):
     return [x.new_empty(x.shape), torch.empty(pair.shape, dtype=weight_dtype, device=x.device),
             moe.weight_grad_like(w_gate_up, up_transposed), moe.weight_grad_like(w_down, down_transposed)]
 
@@ -63,8 +82,10 @@ def _setup_context(ctx, inputs, output):
 
 
 def _backward_of_forward(ctx, grads):
-    dx, d_topk, d_w1, d_w2 = _backward(grads[0], *ctx.saved_tensors, ctx.weight_dtype, ctx.activation,
-                                       ctx.gate_layout, *ctx.grad_layouts)
+    x, w_gate_up, w_down, offsets, rows, pair, h, scores = ctx.saved_tensors
+    dh, a_scaled, ds = _backward_data(grads[0], x, w_down, offsets, rows, h, scores, ctx.activation, ctx.gate_layout)
+    dx, d_topk, d_w1, d_w2 = _backward_rest(grads[0], dh, a_scaled, ds, x, w_gate_up, w_down, offsets, rows, pair,
+                                            ctx.weight_dtype, *ctx.grad_layouts)
     return dx, None, d_topk, d_w1, d_w2, None, None, None
 
 
