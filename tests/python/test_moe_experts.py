@@ -247,6 +247,29 @@ def test_the_backward_frees_the_pre_activation_before_the_weight_gradients(monke
     assert all(t.grad is not None for t in (x, w, wu, wd))
 
 
+def test_activation_checkpointing_drops_the_pre_activation_and_gives_the_same_gradients(monkeypatch):
+    # Under saved-tensor hooks (non-reentrant checkpointing, offloading) h is a saved tensor like the
+    # others: checkpointing drops it after the forward and recomputes the layer for backward.
+    from torch.utils.checkpoint import checkpoint
+    kept = []
+    forward_step = moe.forward_step
+
+    def spy_forward(*args, **kwargs):
+        out, saved = forward_step(*args, **kwargs)
+        kept.append(weakref.ref(saved[3]))
+        return out, saved
+
+    monkeypatch.setattr(moe, "forward_step", spy_forward)
+    x, ids, w, wu, wd = problem(12, 4, 2, "swiglu")
+    plain, ckpt = leaves(x, w, wu, wd), leaves(x, w, wu, wd)
+    gt.moe_experts(plain[0], ids, *plain[1:]).sum().backward()
+    out = checkpoint(gt.moe_experts, ckpt[0], ids, *ckpt[1:], use_reentrant=False)
+    assert kept[-1]() is None  # the forward's h is not kept
+    out.sum().backward()
+    for a, b in zip(ckpt, plain):
+        assert torch.equal(a.grad, b.grad)
+
+
 def test_a_second_backward_through_one_forward_gives_the_same_gradients():
     # The first backward frees h; the second (retain_graph=True) makes it again by the up projection.
     x, ids, w, wu, wd = problem(12, 4, 2, "swiglu")

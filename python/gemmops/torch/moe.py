@@ -234,12 +234,23 @@ def backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, we
     return backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, weight_dtype, grad_layouts)
 
 
+def _saved_tensor_hooks_active() -> bool:
+    """Whether saved-tensor hooks are in force (activation checkpointing, offloading to the host): a
+    tensor kept outside save_for_backward would escape them (and stay on the device)."""
+    try:
+        return torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+    except (AttributeError, TypeError, RuntimeError):  # a torch without it: the saved-tensor path
+        return True
+
+
 class _MoEExperts(torch.autograd.Function):
     """The eager path: six grouped GEMMs and two gather-reduces a step (../MOE_STEP.md); forward keeps
     x, the pre-activation h, the sort and the scores; backward recomputes nothing. h is held on the
     context, not among the saved tensors, so that backward frees it after the one GEMM that reads
-    it, before the weight gradients are made (Mixtral-8x7B at T = 4096: 448 MiB less at the peak). A
-    second backward through the same forward (retain_graph=True) makes h again by the up projection."""
+    it, before the weight gradients are made (Mixtral-8x7B at T = 4096: 448 MiB less at the peak);
+    but among them where saved-tensor hooks are in force (activation checkpointing drops it,
+    offloading moves it), as every saved tensor. A second backward through the same forward
+    (retain_graph=True) makes h again by the up projection."""
 
     @staticmethod
     def forward(ctx, x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout):
@@ -247,8 +258,9 @@ class _MoEExperts(torch.autograd.Function):
                                   keep=any(ctx.needs_input_grad))
         if saved is not None:
             offsets, rows, pair, h, scores = saved
-            ctx.save_for_backward(x, w_gate_up, w_down, offsets, rows, pair, scores)
-            ctx.pre_activation = h
+            ctx.h_saved = _saved_tensor_hooks_active()
+            ctx.save_for_backward(x, w_gate_up, w_down, offsets, rows, pair, scores, *((h,) if ctx.h_saved else ()))
+            ctx.pre_activation = None if ctx.h_saved else h
             ctx.weight_dtype = topk_weights.dtype
             ctx.activation, ctx.gate_layout = activation, gate_layout
             ctx.grad_layouts = (transposed_view(w_gate_up), transposed_view(w_down))
@@ -257,12 +269,13 @@ class _MoEExperts(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, dout):
-        x, w_gate_up, w_down, offsets, rows, pair, scores = ctx.saved_tensors
-        h, ctx.pre_activation = ctx.pre_activation, None
+        x, w_gate_up, w_down, offsets, rows, pair, scores, *kept = ctx.saved_tensors
+        h = kept[0] if ctx.h_saved else ctx.pre_activation
+        ctx.pre_activation = None
         if h is None:  # a second backward through this forward (retain_graph=True): h made again, the same bits
             _, h = _up(x, rows, w_gate_up, offsets, ctx.activation, ctx.gate_layout, keep_pre_activation=True)
         state = backward_data(dout.to(x.dtype), w_down, offsets, rows, h, scores, ctx.activation, ctx.gate_layout)
-        del h  # the context's reference is gone too: h is freed here
+        del h, kept  # without hooks the context's reference is gone too: h is freed here
         dx, d_topk, d_w1, d_w2 = backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, ctx.weight_dtype,
                                                ctx.grad_layouts)
         return dx, None, d_topk, d_w1, d_w2, None, None
