@@ -46,29 +46,60 @@ _ACTIVATIONS = {"SiLU": "silu", "SiLUActivation": "silu", "GELUTanh": "gelu_tanh
                 "ReLUSquaredActivation": "relu_squared"}
 
 
+def _gate_is_clamped_swiglu(self: torch.nn.Module) -> bool:
+    """Whether the module's own gate computes gpt-oss's clamped SwiGLU on interleaved [gate, up] pairs
+    with the defaults moe_experts uses (alpha 1.702, limit 7): probed once per class and constants,
+    on values that cross the clamps, against gemmops.torch's meaning of "swiglu_oss"."""
+    key = (type(self), getattr(self, "alpha", None), getattr(self, "limit", None))
+    if key not in _CLAMPED_SWIGLU:
+        probe = torch.linspace(-9.0, 9.0, 48, dtype=torch.float64).view(3, 16)
+        try:
+            with torch.no_grad():
+                got = self._apply_gate(probe)
+            want = gemmops_torch.moe.apply_activation(probe, "swiglu_oss", "interleaved")
+            _CLAMPED_SWIGLU[key] = got.shape == want.shape and torch.allclose(got, want, rtol=1e-12, atol=1e-12)
+        except Exception:  # noqa: BLE001: a gate of another shape or kind is simply not this one
+            _CLAMPED_SWIGLU[key] = False
+    return _CLAMPED_SWIGLU[key]
+
+
+_CLAMPED_SWIGLU = {}
+
+
 def _fused_activation(self: torch.nn.Module):
-    """moe_experts' activation for this experts module, or None where the layer is one it does not
-    compute as the module would (biases, a post-expert norm, a model's own gate, other activations)."""
-    if getattr(self, "has_bias", True) or getattr(self, "has_post_expert_norm", False):
+    """(moe_experts' activation, gate layout) for this experts module, or None where the layer is one it
+    does not compute as the module would (a post-expert norm, a model's own gate, other activations;
+    biases only with gpt-oss's clamped SwiGLU)."""
+    if getattr(self, "has_post_expert_norm", False):
+        return None
+    if getattr(self, "has_gate", False) and not getattr(self, "is_concatenated", True) and \
+            _gate_is_clamped_swiglu(self):
+        return "swiglu_oss", "interleaved"  # gpt-oss, biases and all
+    if getattr(self, "has_bias", True):
         return None
     act = _ACTIVATIONS.get(type(getattr(self, "act_fn", None)).__name__)
     if act is None or not self.has_gate:
-        return act
+        return None if act is None else (act, "concatenated")
     # The default gate: chunk into [gate | up], act(gate) * up (transformers' _default_apply_gate).
     gate = getattr(type(self), "_apply_gate", None)
     default = getattr(_moe, "_default_apply_gate", None)
-    return "swiglu" if act == "silu" and default is not None and gate is default else None
+    return ("swiglu", "concatenated") if act == "silu" and default is not None and gate is default else None
 
 
-def _moe_layer(self: torch.nn.Module, activation: str, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
+def _moe_layer(self: torch.nn.Module, activation, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
                top_k_weights: torch.Tensor) -> torch.Tensor:
     """The experts as gemmops.torch.moe_experts: six grouped GEMMs a training step, nothing recomputed."""
-    up = self.gate_up_proj if self.has_gate else self.up_proj
+    activation, gate_layout = activation
+    up_name = "gate_up_proj" if self.has_gate else "up_proj"
+    up = getattr(self, up_name)
     # moe_experts takes (E, H, N) and (E, I, H): views of nn.Linear-style (E, N, H) and (E, H, I) weights.
     w_up = up if self.is_transposed else up.transpose(-2, -1)
     w_down = self.down_proj if self.is_transposed else self.down_proj.transpose(-2, -1)
     x = hidden_states.to(w_up.dtype)  # autocast may hand fp32 activations to bf16 experts
-    out = gemmops_torch.moe_experts(x, top_k_index, top_k_weights, w_up, w_down, activation)
+    biases = {}
+    if getattr(self, "has_bias", False):
+        biases = dict(b_gate_up=getattr(self, up_name + "_bias"), b_down=self.down_proj_bias)
+    out = gemmops_torch.moe_experts(x, top_k_index, top_k_weights, w_up, w_down, activation, gate_layout, **biases)
     return out.to(hidden_states.dtype)
 
 
@@ -78,7 +109,8 @@ def gemmops_experts_forward(self: torch.nn.Module, hidden_states: torch.Tensor,
     (T,k) -> (T,H). ``self`` is an experts module decorated by ``@use_experts_implementation``
     (it has ``num_experts``, ``has_gate``, ``has_bias``, ``is_transposed``, ``_apply_gate``). Layers
     moe_experts computes (SwiGLU with the default gate, or a plain SiLU / GELU-tanh / ReLU² without
-    biases) run as it; the others as grouped GEMMs around the module's own ops."""
+    biases, or gpt-oss's clamped SwiGLU with its biases) run as it; the others as grouped GEMMs around
+    the module's own ops."""
     activation = _fused_activation(self)
     if activation is not None:
         return _moe_layer(self, activation, hidden_states, top_k_index, top_k_weights)

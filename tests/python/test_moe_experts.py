@@ -14,17 +14,19 @@ from gemmops.torch import _fused, moe  # noqa: E402
 H, I = 24, 16
 
 
-def reference(x, ids, w, w_gate_up, w_down, activation, gate_layout):
-    """sum_j w[t, j] * down_e(act(x[t] @ up_e)), in float64, ids outside [0, E) skipped."""
+def reference(x, ids, w, w_gate_up, w_down, activation, gate_layout, b_gate_up=None, b_down=None):
+    """sum_j w[t, j] * (act(x[t] @ up_e + b1_e) @ down_e + b2_e), in float64, ids outside [0, E) skipped."""
     x, w, wu, wd = x.double(), w.double(), w_gate_up.double(), w_down.double()
+    b1 = b_gate_up.double() if b_gate_up is not None else torch.zeros(wu.shape[0], wu.shape[-1], dtype=torch.float64)
+    b2 = b_down.double() if b_down is not None else torch.zeros(wd.shape[0], wd.shape[-1], dtype=torch.float64)
     rows = []
     for t in range(x.shape[0]):
         acc = torch.zeros(x.shape[1], dtype=torch.float64)
         for j in range(ids.shape[1]):
             e = int(ids[t, j])
             if 0 <= e < wu.shape[0]:
-                p = (x[t] @ wu[e]).unsqueeze(0)
-                acc = acc + w[t, j] * (moe.apply_activation(p, activation, gate_layout)[0] @ wd[e])
+                p = (x[t] @ wu[e] + b1[e]).unsqueeze(0)
+                acc = acc + w[t, j] * (moe.apply_activation(p, activation, gate_layout)[0] @ wd[e] + b2[e])
         rows.append(acc)
     return torch.stack(rows)
 
@@ -181,19 +183,21 @@ def test_the_custom_ops_pass_opcheck():
     from gemmops.torch import _moe_op
     x, ids, w, wu, wd = problem(6, 3, 2, "swiglu")
     x, w, wu, wd = leaves(x, w, wu, wd)
-    torch.library.opcheck(_moe_op._forward, (x, ids, w, wu, wd, "swiglu", "concatenated", True))
+    torch.library.opcheck(_moe_op._forward, (x, ids, w, wu, wd, "swiglu", "concatenated", True, None, None))
     # Without keep nothing is saved for a backward (the wrapper asks for it only without gradients).
-    torch.library.opcheck(_moe_op._forward, (x, ids, w, wu, wd, "swiglu", "concatenated", False),
+    torch.library.opcheck(_moe_op._forward, (x, ids, w, wu, wd, "swiglu", "concatenated", False, None, None),
                           test_utils=("test_schema", "test_faketensor"))
     # The backward's two ops (no autograd of their own), on what the forward saved.
     x, w, wu, wd = (t.detach() for t in (x, w, wu, wd))
-    _, offsets, rows, pair, h, scores = _moe_op._forward(x, ids, w, wu, wd, "swiglu", "concatenated", True)
+    _, offsets, rows, pair, h, scores = _moe_op._forward(x, ids, w, wu, wd, "swiglu", "concatenated", True, None,
+                                                         None)
     dout = torch.randn(x.shape)
     data_args = (dout, x, wd, offsets, rows, h, scores, "swiglu", "concatenated")
     torch.library.opcheck(_moe_op._backward_data, data_args)
     dh, a_scaled, ds = _moe_op._backward_data(*data_args)
-    torch.library.opcheck(_moe_op._backward_rest, (dout, dh, a_scaled, ds, x, wu, wd, offsets, rows, pair, w.dtype,
-                                                   moe.transposed_view(wu), moe.transposed_view(wd)))
+    for b1, b2 in ((None, None), (torch.randn(wu.shape[0], wu.shape[-1]), torch.randn(wd.shape[0], wd.shape[-1]))):
+        torch.library.opcheck(_moe_op._backward_rest, (dout, dh, a_scaled, ds, x, wu, wd, offsets, rows, pair, scores,
+                                                       w.dtype, moe.transposed_view(wu), moe.transposed_view(wd), b1, b2))
 
 
 @pytest.mark.gpu
@@ -268,6 +272,59 @@ def test_activation_checkpointing_drops_the_pre_activation_and_gives_the_same_gr
     out.sum().backward()
     for a, b in zip(ckpt, plain):
         assert torch.equal(a.grad, b.grad)
+
+
+@pytest.mark.parametrize("activation,gate_layout,which", [("swiglu_oss", "interleaved", "both"),
+                                                          ("swiglu", "concatenated", "both"),
+                                                          ("swiglu_oss", "interleaved", "up"),
+                                                          ("silu", "concatenated", "down")])
+def test_expert_biases_match_the_reference_forward_and_every_gradient(activation, gate_layout, which):
+    # gpt-oss's experts: a bias on each expert's up and down projections; the down bias is scaled by
+    # the routing score with the rest of the expert's output, so it has a share of the scores' gradient.
+    x, ids, w, wu, wd = problem(23, 5, 3, activation, seed=7)
+    g = torch.Generator().manual_seed(8)
+    b1 = torch.randn(wu.shape[0], wu.shape[-1], generator=g) if which in ("both", "up") else None
+    b2 = torch.randn(wd.shape[0], wd.shape[-1], generator=g) if which in ("both", "down") else None
+    biases = [b for b in (b1, b2) if b is not None]
+    got_leaves, want_leaves = leaves(x, w, wu, wd, *biases), leaves(x, w, wu, wd, *biases)
+
+    def split(ls):
+        it = iter(ls[4:])
+        return ls[:4], (next(it) if b1 is not None else None), (next(it) if b2 is not None else None)
+
+    (xe, we, ue, de), be1, be2 = split(got_leaves)
+    (xr, wr, ur, dr), br1, br2 = split(want_leaves)
+    got = gt.moe_experts(xe, ids, we, ue, de, activation, gate_layout, b_gate_up=be1, b_down=be2)
+    want = reference(xr, ids, wr, ur, dr, activation, gate_layout, br1, br2)
+    torch.testing.assert_close(got.double(), want, rtol=2e-4, atol=2e-4)
+    grad = torch.randn(got.shape, generator=torch.Generator().manual_seed(5))
+    (got * grad).sum().backward()
+    (want * grad.double()).sum().backward()
+    for a, b in zip(got_leaves, want_leaves):
+        torch.testing.assert_close(a.grad.double(), b.grad.double(), rtol=5e-4, atol=5e-4)
+
+
+def test_expert_biases_under_torch_compile_give_the_eager_gradients():
+    x, ids, w, wu, wd = problem(12, 4, 2, "swiglu_oss")
+    g = torch.Generator().manual_seed(3)
+    b1, b2 = torch.randn(wu.shape[0], wu.shape[-1], generator=g), torch.randn(wd.shape[0], wd.shape[-1], generator=g)
+    eager, comp = leaves(x, w, wu, wd, b1, b2), leaves(x, w, wu, wd, b1, b2)
+
+    def run(f, ls):
+        out = f(ls[0], ids, *ls[1:4], "swiglu_oss", "interleaved", b_gate_up=ls[4], b_down=ls[5])
+        out.backward(torch.ones_like(out))
+        return [out.detach()] + [t.grad for t in ls]
+
+    for a, b in zip(run(gt.moe_experts, eager), run(torch.compile(gt.moe_experts, fullgraph=True), comp)):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_bad_biases_are_refused_naming_them():
+    x, ids, w, wu, wd = problem(6, 3, 2, "swiglu")
+    with pytest.raises(ValueError, match=r"b_gate_up: must be a floating-point \(3, 32\)"):
+        gt.moe_experts(x, ids, w, wu, wd, b_gate_up=torch.zeros(3, 31))
+    with pytest.raises(ValueError, match=r"b_down: must be a floating-point \(3, 24\)"):
+        gt.moe_experts(x, ids, w, wu, wd, b_down=torch.zeros(3, 24, dtype=torch.int32))
 
 
 def test_a_second_backward_through_one_forward_gives_the_same_gradients():

@@ -11,6 +11,7 @@ import torch
 from .. import _gemmops as _core
 from . import grouped_mm  # defined before gemmops.torch imports this module
 from ._dispatch import PlanLaunch, _raw_stream
+from ._moe_bias import add_row_bias
 
 _launches: Dict[tuple, Optional[PlanLaunch]] = {}
 atexit.register(_launches.clear)  # plans hold C++ objects: gone before the extension is
@@ -102,21 +103,29 @@ def _run_planned(key: tuple, args, device: int) -> bool:
     return True
 
 
-def step_grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+def step_grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor,
+                    bias: Optional[torch.Tensor] = None) -> torch.Tensor:
     """The step's plain pieces (the down projection, the up projection's data gradient): out[rows of g]
-    = a[rows of g] @ b[g], rows past offs[-1] zeros. grouped_mm's, or with GEMMOPS_AUTOTUNE the
+    = a[rows of g] @ b[g] (+ bias[g], (G, N), fused into the store), rows past offs[-1] zeros.
+    grouped_mm's, or with GEMMOPS_AUTOTUNE (or a bias) a planned operator: with GEMMOPS_AUTOTUNE the
     fastest of the ranking's first few, as the fused pieces (on an H100 the ranking's pick of these
     two left 84 us of a Qwen3-30B-A3B step). No autograd."""
-    if not _autotuning() or not a.is_cuda:
+    def unfused():
+        out = grouped_mm(a, b, offs)
+        return out if bias is None else add_row_bias(out, bias, offs)
+
+    if bias is None and (not _autotuning() or not a.is_cuda):
         return grouped_mm(a, b, offs)
     out = torch.empty((a.shape[0], b.shape[-1]), dtype=a.dtype, device=a.device)
     try:
-        args = _core.GroupedGemmArguments(a, b, out, accumulator_type="float32", offsets=offs, zero_tail=True)
+        epilogue = _core.EpilogueOps(bias=bias.to(a.dtype)) if bias is not None else None
+        args = _core.GroupedGemmArguments(a, b, out, accumulator_type="float32", offsets=offs, zero_tail=True,
+                                          **({"epilogue": epilogue} if epilogue is not None else {}))
     except (ValueError, TypeError):
-        return grouped_mm(a, b, offs)
-    key = ("mm", _layout(a), _layout(b), _layout(offs), _layout(out), a.get_device())
+        return unfused()
+    key = ("mm", _layout(a), _layout(b), _layout(offs), _layout(out), _layout(bias), a.get_device())
     if out.numel() and not _run_planned(key, args, a.get_device()):
-        return grouped_mm(a, b, offs)
+        return unfused()
     return out
 
 

@@ -27,7 +27,7 @@ Forward without gradients stores no h. With GEMMOPS_AUTOTUNE=1 each piece's oper
 fastest of the ranking's first few, timed on its first call (docs/environment.md).
 """
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -36,6 +36,7 @@ from . import grouped_mm
 from ._combine import combine
 from ._fused import (grouped_mm_dgated, grouped_mm_epilogue, grouped_mm_k_gathered,
                      grouped_mm_with_pre_activation, step_grouped_mm)
+from ._moe_bias import add_row_bias, bias_gradients
 from ._routing import route_by_torch, route_pairs
 
 __all__ = ["ACTIVATIONS", "apply_activation", "moe_experts", "route"]
@@ -73,22 +74,25 @@ def _row_limit(offsets: torch.Tensor) -> torch.Tensor:
     return offsets[-1:] if offsets.numel() else torch.zeros(1, dtype=torch.int32, device=offsets.device)
 
 
-def _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activation):
-    """(a, h): the activation of the up projection of x's rows gathered by `rows`, and its
-    pre-activation h when the backward needs it (else None). One kernel reading x through the index
-    where an operator serves that; else the gathered copy of x, then torch's ops where no operator
-    fuses the activation."""
-    if keep_pre_activation:
-        r = grouped_mm_with_pre_activation(x, w_gate_up, offsets, activation, gate_layout, a_row_index=rows)
+def _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activation, bias=None):
+    """(a, h): the activation of the up projection of x's rows gathered by `rows` (plus each row's
+    expert's bias (E, N_up)), and its pre-activation h when the backward needs it (else None). One
+    kernel reading x through the index where an operator serves that; else the gathered copy of x,
+    then torch's ops where no operator fuses the activation."""
+    keep = keep_pre_activation or bias is not None  # (the fused bias comes with the pre-activation's op)
+    if keep:
+        r = grouped_mm_with_pre_activation(x, w_gate_up, offsets, activation, gate_layout, bias=bias, a_row_index=rows)
         if r is not None:
-            return r
+            return r if keep_pre_activation else (r[0], None)
     xs = x[rows.long()]
-    if keep_pre_activation:
-        r = grouped_mm_with_pre_activation(xs, w_gate_up, offsets, activation, gate_layout)
+    if keep:
+        r = grouped_mm_with_pre_activation(xs, w_gate_up, offsets, activation, gate_layout, bias=bias)
         if r is not None:
-            return r
+            return r if keep_pre_activation else (r[0], None)
         h = grouped_mm(xs, w_gate_up, offsets)
-        return apply_activation(h.float(), activation, gate_layout).to(x.dtype), h
+        if bias is not None:
+            h = add_row_bias(h, bias, offsets)
+        return apply_activation(h.float(), activation, gate_layout).to(x.dtype), (h if keep_pre_activation else None)
     a = grouped_mm_epilogue(xs, w_gate_up, offsets, activation, gate_layout)
     if a is None:  # no operator fuses the activation here
         a = apply_activation(grouped_mm(xs, w_gate_up, offsets), activation, gate_layout).to(x.dtype)
@@ -129,14 +133,15 @@ def _down_dgrad(dout: _GatheredRows, w_down, offsets, h, scores, activation, gat
     return dh.to(h.dtype), (a * scores.unsqueeze(-1)).to(h.dtype), (d_a * a).sum(dim=-1)
 
 
-def forward_step(x, topk_ids, topk_weights, w_gate_up, w_down, activation: str, gate_layout: str, keep: bool):
+def forward_step(x, topk_ids, topk_weights, w_gate_up, w_down, activation: str, gate_layout: str, keep: bool,
+                 b_gate_up=None, b_down=None):
     """The forward (MOE_STEP.md steps 1-3): (out, saved), saved = (offsets, rows, pair, h, sorted scores)
     for the backward when `keep`, else None (no pre-activation is stored)."""
     scores = topk_weights.to(torch.float32).contiguous()
     # The sorted scores (S,): sentinel pairs lie past offsets[-1], where nothing reads them.
     offsets, rows, pair, sorted_scores = route_pairs(topk_ids, w_gate_up.shape[0], scores)
-    a, h = _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activation=keep)
-    y = step_grouped_mm(a, w_down, offsets)  # (S, H): the scores are applied by the combine
+    a, h = _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activation=keep, bias=b_gate_up)
+    y = step_grouped_mm(a, w_down, offsets, bias=b_down)  # (S, H): the scores are applied by the combine
     # Each token's rows weighted and summed in choice order; sentinel pairs are not read.
     out = combine(y, pair, scores, row_limit=_row_limit(offsets), out_dtype=x.dtype)
     return out, ((offsets, rows, pair, h, sorted_scores) if keep else None)
@@ -197,7 +202,8 @@ def backward_data(dout, w_down, offsets, rows, h, scores, activation: str, gate_
     return {"dout": dout_rows, "dh": dh, "a_scaled": a_scaled, "ds": ds}
 
 
-def backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, weight_dtype, grad_layouts=(False, False)):
+def backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, weight_dtype, grad_layouts=(False, False),
+                  ds_extra=None):
     """The backward after backward_data (MOE_STEP.md steps 5-8): (dx, d_topk_weights, d_w_gate_up,
     d_w_down). Takes the intermediates out of backward_data's dict (emptied), so that each is freed
     as soon as this step is done with it (a caller's reference would keep it to the end)."""
@@ -210,7 +216,10 @@ def backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, weight_dtype
     dx = combine(dxs, pair, row_limit=_row_limit(offsets))
     del dxs
     # ds is 0 on rows past offsets[-1] (the zero tail): sentinel choices get zero gradients.
-    d_topk = ds[pair.long()].view(tokens, k).to(weight_dtype)
+    d_topk = ds[pair.long()].view(tokens, k)
+    if ds_extra is not None:  # the down bias's share (bias_gradients)
+        d_topk = d_topk + ds_extra
+    d_topk = d_topk.to(weight_dtype)
     # The weight gradients: K-grouped over each expert's pairs, reading dout's and x's token rows
     # through the index where an operator serves that, else from gathered copies.
     d_w_down = _weight_gradient(a_scaled, dout.source, offsets, rows, False, down_t)  # (E, I, H)
@@ -253,13 +262,16 @@ class _MoEExperts(torch.autograd.Function):
     (retain_graph=True) makes h again by the up projection."""
 
     @staticmethod
-    def forward(ctx, x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout):
+    def forward(ctx, x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout, b_gate_up, b_down):
         out, saved = forward_step(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout,
-                                  keep=any(ctx.needs_input_grad))
+                                  keep=any(ctx.needs_input_grad), b_gate_up=b_gate_up, b_down=b_down)
         if saved is not None:
             offsets, rows, pair, h, scores = saved
             ctx.h_saved = _saved_tensor_hooks_active()
-            ctx.save_for_backward(x, w_gate_up, w_down, offsets, rows, pair, scores, *((h,) if ctx.h_saved else ()))
+            ctx.biases = (b_gate_up is not None, b_down is not None)
+            kept = ((b_gate_up,) if b_gate_up is not None else ()) + ((b_down,) if b_down is not None else ())
+            ctx.save_for_backward(x, w_gate_up, w_down, offsets, rows, pair, scores, *kept,
+                                  *((h,) if ctx.h_saved else ()))
             ctx.pre_activation = None if ctx.h_saved else h
             ctx.weight_dtype = topk_weights.dtype
             ctx.activation, ctx.gate_layout = activation, gate_layout
@@ -270,20 +282,30 @@ class _MoEExperts(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, dout):
         x, w_gate_up, w_down, offsets, rows, pair, scores, *kept = ctx.saved_tensors
+        b_gate_up = kept.pop(0) if ctx.biases[0] else None
+        b_down = kept.pop(0) if ctx.biases[1] else None
         h = kept[0] if ctx.h_saved else ctx.pre_activation
         ctx.pre_activation = None
         if h is None:  # a second backward through this forward (retain_graph=True): h made again, the same bits
-            _, h = _up(x, rows, w_gate_up, offsets, ctx.activation, ctx.gate_layout, keep_pre_activation=True)
+            _, h = _up(x, rows, w_gate_up, offsets, ctx.activation, ctx.gate_layout, keep_pre_activation=True,
+                       bias=b_gate_up)
         state = backward_data(dout.to(x.dtype), w_down, offsets, rows, h, scores, ctx.activation, ctx.gate_layout)
         del h, kept  # without hooks the context's reference is gone too: h is freed here
+        d_b1, d_b2, ds_extra = bias_gradients(state["dout"].source, state["dh"], offsets, pair, scores,
+                                              b_gate_up is not None, b_down)
         dx, d_topk, d_w1, d_w2 = backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, ctx.weight_dtype,
-                                               ctx.grad_layouts)
-        return dx, None, d_topk, d_w1, d_w2, None, None
+                                               ctx.grad_layouts, ds_extra)
+        d_b1 = None if d_b1 is None else d_b1.to(b_gate_up.dtype)
+        d_b2 = None if d_b2 is None else d_b2.to(b_down.dtype)
+        return dx, None, d_topk, d_w1, d_w2, None, None, d_b1, d_b2
 
 
 def moe_experts(x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor, w_gate_up: torch.Tensor,
-                w_down: torch.Tensor, activation: str = "swiglu", gate_layout: str = "concatenated") -> torch.Tensor:
-    """The experts of a MoE layer (see the module's docstring): (T, H) -> (T, H)."""
+                w_down: torch.Tensor, activation: str = "swiglu", gate_layout: str = "concatenated",
+                b_gate_up: Optional[torch.Tensor] = None, b_down: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """The experts of a MoE layer (see the module's docstring): (T, H) -> (T, H). b_gate_up (E, N_up) and
+    b_down (E, H): each expert's biases (gpt-oss), added to its up projection before the activation
+    and to its down projection before the routing score (out = sum of s (a W2 + b2))."""
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation: must be one of {', '.join(ACTIVATIONS)}; got {activation!r}")
     if gate_layout not in ("concatenated", "interleaved"):
@@ -299,7 +321,11 @@ def moe_experts(x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Ten
         raise ValueError(f"w_gate_up, w_down: must be (E, H, N_up) and (E, I, H) with H = {x.shape[1]} and I = "
                          f"{'N_up / 2' if activation in _GATED else 'N_up'}; got {tuple(w_gate_up.shape)} and "
                          f"{tuple(w_down.shape)}")
+    for b, name, shape in ((b_gate_up, "b_gate_up", (E, n_up)), (b_down, "b_down", (E, H))):
+        if b is not None and (tuple(b.shape) != shape or not b.is_floating_point() or b.device != x.device):
+            raise ValueError(f"{name}: must be a floating-point {shape} on x's device; got {tuple(b.shape)} "
+                             f"{b.dtype} on {b.device}")
     if torch.compiler.is_compiling():  # the opaque op, with its fake kernel and backward (_moe_op.py)
         from ._moe_op import moe_experts_op
-        return moe_experts_op(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout)
-    return _MoEExperts.apply(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout)
+        return moe_experts_op(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout, b_gate_up, b_down)
+    return _MoEExperts.apply(x, topk_ids, topk_weights, w_gate_up, w_down, activation, gate_layout, b_gate_up, b_down)
