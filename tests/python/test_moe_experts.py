@@ -227,6 +227,32 @@ def test_the_step_on_the_gpu_matches_the_float64_reference(activation, gate_layo
         torch.testing.assert_close(a.grad.cpu().double() / scale, b.grad / scale, rtol=3e-2, atol=3e-2, msg=what)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("fused", [True, False])
+def test_gpt_oss_biases_on_the_gpu_match_the_float64_reference(fused, monkeypatch):
+    # bf16 on the sm90 kernels: the up bias in the up projection's epilogue with the clamped SwiGLU on
+    # interleaved pairs, the down bias in the down projection's; or every piece's fallback.
+    if not fused:
+        monkeypatch.setattr(_fused, "_run_planned", lambda key, args, device: False)
+    x, ids, w, wu, wd = problem(257, 6, 3, "swiglu_oss", seed=11)
+    g = torch.Generator().manual_seed(12)
+    b1, b2 = torch.randn(wu.shape[0], wu.shape[-1], generator=g), torch.randn(wd.shape[0], wd.shape[-1], generator=g)
+    cuda = [t.cuda() for t in (x.bfloat16(), ids, w, wu.bfloat16(), wd.bfloat16(), b1.bfloat16(), b2.bfloat16())]
+    got_leaves = leaves(cuda[0], cuda[2], cuda[3], cuda[4], cuda[5], cuda[6])
+    xe, we, ue, de, be1, be2 = got_leaves
+    got = gt.moe_experts(xe, cuda[1], we, ue, de, "swiglu_oss", "interleaved", b_gate_up=be1, b_down=be2)
+    want_leaves = leaves(*(t.detach().cpu().double() for t in got_leaves))
+    xr, wr, ur, dr, br1, br2 = want_leaves
+    want = reference(xr, ids, wr, ur, dr, "swiglu_oss", "interleaved", br1, br2)
+    torch.testing.assert_close(got.cpu().double(), want, rtol=3e-2, atol=3e-2)
+    grad = torch.randn(got.shape, generator=torch.Generator().manual_seed(5))
+    (got * grad.cuda().bfloat16()).sum().backward()
+    (want * grad.bfloat16().double()).sum().backward()
+    for a, b, what in zip(got_leaves, want_leaves, ("x", "topk_weights", "w_gate_up", "w_down", "b_gate_up", "b_down")):
+        scale = b.grad.abs().max().item() + 1e-6
+        torch.testing.assert_close(a.grad.cpu().double() / scale, b.grad / scale, rtol=3e-2, atol=3e-2, msg=what)
+
+
 def test_the_backward_frees_the_pre_activation_before_the_weight_gradients(monkeypatch):
     # h is read by the backward's first GEMM only: it must be gone before the weight gradients are
     # made, or it shares their peak (Mixtral-8x7B: 448 MiB).
