@@ -96,6 +96,10 @@ struct KernelConfig {
   // transposed view of a (G, N, M) tensor), through a 3D (M, N, G) tensor map that clips each box at
   // its group's M and N. What an nn.Linear-style weight's gradient needs (sm90/epilogue_tma.cuh).
   bool out_m_major = false;
+  // The fp8 main loop's scales (ab == e4m3): false, A's 1x128 and B's 128x128 blocks, promoted per
+  // 128 K; true, a scale per row of A and per column of B over all of K (torch's "rowwise"), applied
+  // once to the promoted sum after the main loop.
+  bool fp8_rowwise = false;
 
   /// Rows of one scheduler unit: the cluster's CTAs take consecutive tiles of one group.
   GEMMOPS_HD constexpr int unit_m() const { return tile_m * cluster_m; }

@@ -1,6 +1,8 @@
 // kernels/sm90/mainloop_fp8.cuh: the main loop of e4m3 operands with block scales (DeepGEMM's
 // recipe): k32 wgmmas per 128-K block into one fp32 register set, then that block's sum scaled by
-// a_scale(row, kb) * b_scale(kb, n block) and added into a second set, the one the store reads
+// a_scale(row, kb) * b_scale(kb, n block) and added into a second set, the one the store reads; or
+// with a scale per row of A and per column of B (KernelConfig::fp8_rowwise), each block's sum added
+// unscaled and the sum scaled once after the tile's last block
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -33,6 +35,7 @@ struct Fp8Mainloop {
                 "fp8: tile_k is one 128-byte swizzle row of e4m3, one scale block");
   static_assert(C.a_major == AMajor::k && C.b_major == BMajor::k, "fp8 wgmma reads A and B K-major");
   static_assert(C.tile_n == 128, "fp8: one 128-column tile is one 128x128 B scale block");
+  static constexpr bool kRowwise = C.fp8_rowwise;
   static_assert(C.group_axis == GroupAxis::m && !C.split_k && C.op.identity() && !C.gathers() && C.cluster_m == 1,
                 "fp8, first slice: M-grouped, no split-K, no epilogue op, no gather, no cluster");
 
@@ -44,8 +47,9 @@ struct Fp8Mainloop {
   struct Accumulators {
     float block[kAtoms][kFrag];
     float sum[kAtoms][kFrag];
-    const float* a_scale[kAtoms][2];  // the thread's two rows of each atom: k-block 0 of its scales
-    const float* b_scale;             // the tile's 128-column block of its group: k-block 0
+    const float* a_scale[kAtoms][2];  // the thread's two rows of each atom: k-block 0 of its scales (rowwise: its scale)
+    const float* b_scale;             // the tile's 128-column block of its group: k-block 0 (rowwise: column col0's scale)
+    int cols_left;                    // rowwise: the tile's columns inside N (the scales past them are not read)
   };
 
   /// What the store reads once the tile is done.
@@ -72,6 +76,11 @@ struct Fp8Mainloop {
         const int r = row0 + 64 * a + 16 * warp + lane / 4 + 8 * h;
         acc.a_scale[a][h] = p.scales.a + static_cast<int64_t>(r < last_row ? r : last_row) * p.scales.a_row_stride;
       }
+    if constexpr (kRowwise) {  // (G, N): a scale per column, columns contiguous
+      acc.b_scale = p.scales.b + static_cast<int64_t>(tc.group) * p.scales.b_group_stride + tc.col0;
+      acc.cols_left = p.scheduler.n - tc.col0;
+      return;
+    }
     // K-major 128x128 scales, (G, ceil(N / 128), KB) with KB contiguous and rows of exactly KB.
     const int kb_count = (p.scheduler.k + 127) / 128;
     acc.b_scale = p.scales.b + static_cast<int64_t>(tc.group) * p.scales.b_group_stride +
@@ -116,10 +125,30 @@ struct Fp8Mainloop {
     }
   }
 
-  /// Nothing is in flight after mma_tile (each block is waited for before its promotion).
+  /// Nothing is in flight after mma_tile (each block is waited for before its promotion). Rowwise:
+  /// the sum times its row's and its column's scales, once (accumulator i of an atom sits on row
+  /// lane / 4 + 8 ((i / 2) % 2) of the warp's 16 and column 8 (i / 4) + 2 (lane % 4) + i % 2).
   __device__ __forceinline__ static void drain(Accumulators& acc) {
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc.sum[a]);
+    if constexpr (kRowwise) {
+      const int q = static_cast<int>(threadIdx.x % 4);
+#pragma unroll
+      for (int j = 0; j < kFrag / 4; ++j) {
+        float col_scale[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int c = 8 * j + 2 * q + e;
+          col_scale[e] = c < acc.cols_left ? __ldg(acc.b_scale + c) : 0.0f;  // (a column past N is never stored)
+        }
+#pragma unroll
+        for (int a = 0; a < kAtoms; ++a) {
+          const float rows[2] = {__ldg(acc.a_scale[a][0]), __ldg(acc.a_scale[a][1])};
+#pragma unroll
+          for (int i = 4 * j; i < 4 * j + 4; ++i) acc.sum[a][i] *= rows[(i / 2) % 2] * col_scale[i % 2];
+        }
+      }
+    }
   }
 
   __device__ __forceinline__ static void release(SharedStorage<C>& s, int stage) { Mainloop<C>::release(s, stage); }
@@ -130,12 +159,19 @@ struct Fp8Mainloop {
                                                      const PipelineCursor<C.stages>& cur, int a_atom0,
                                                      int live_atoms, bool release_lane) {
     const int stage = cur.stage;
-    const float sb = __ldg(acc.b_scale + kb);
+    float sb = 1.0f;
     float scale[kAtoms][2];
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) scale[a][h] = __ldg(acc.a_scale[a][h] + kb);
+      for (int h = 0; h < 2; ++h) scale[a][h] = 1.0f;
+    if constexpr (!kRowwise) {  // (rowwise: each block's sum is added as it is, scaled once in drain)
+      sb = __ldg(acc.b_scale + kb);
+#pragma unroll
+      for (int a = 0; a < kAtoms; ++a)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) scale[a][h] = __ldg(acc.a_scale[a][h] + kb);
+    }
     ptx::mbarrier_wait(s.full(stage), cur.phase);
     if (live_atoms > 0) {
       constexpr int kAtomBytes = 64 * C.k_row_bytes();

@@ -35,8 +35,10 @@ void set_fp8_constraints(OperandConstraints& c) {
   c.alignment_bytes = 16;
   c.device = Device::Kind::cuda;
   c.epilogue = EpilogueSupport{};  // no op yet: the store reads the promoted sum as it is
-  c.scalings.a = {ScaleGranularity::block_1x128};
-  c.scalings.b = {ScaleGranularity::block_128x128};
+  // DeepGEMM's blocks, or torch's rowwise (a scale per row of A and per column of B: check_fp8_problem
+  // takes the two pairs only).
+  c.scalings.a = {ScaleGranularity::row, ScaleGranularity::block_1x128};
+  c.scalings.b = {ScaleGranularity::row, ScaleGranularity::block_128x128};
   c.scalings.layouts = {ScaleLayout::k_major};
 }
 
@@ -44,9 +46,14 @@ Status check_fp8_problem(const Arguments& args, const KernelProblem& p) {
   const GroupedGemmArguments* g = grouped(args);
   if (g == nullptr) return unsupported("A: the fp8 main loop serves the M-grouped form only");
   if (!g->a_scales)
-    return unsupported("a_scales: the fp8 main loop needs A's block_1x128 scales (an unscaled e4m3 A is not served)");
+    return unsupported("a_scales: the fp8 main loop needs A's block_1x128 or row scales (an unscaled e4m3 A is not served)");
   if (!g->b_scales)
-    return unsupported("b_scales: the fp8 main loop needs B's block_128x128 scales (an unscaled e4m3 B is not served)");
+    return unsupported("b_scales: the fp8 main loop needs B's block_128x128 or row scales (an unscaled e4m3 B is not served)");
+  const bool rowwise = g->a_scales->granularity == ScaleGranularity::row;
+  if (rowwise != (g->b_scales->granularity == ScaleGranularity::row))
+    return unsupported("b_scales: the fp8 main loop takes A block_1x128 with B block_128x128, or A row with B row; got "
+                       "A " + std::string(name(g->a_scales->granularity)) + " with B " +
+                       std::string(name(g->b_scales->granularity)));
   if (p.k % 16 != 0)
     return unsupported("A: the fp8 main loop needs K a multiple of 16 (rows of 16-byte multiples for TMA); got K = " +
                        std::to_string(p.k));
@@ -54,6 +61,18 @@ Status check_fp8_problem(const Arguments& args, const KernelProblem& p) {
   const TensorDesc& sa = g->a_scales->scales;
   const TensorDesc& sb = g->b_scales->scales;
   const bool masked = g->A.rank() == 3;
+  if (rowwise) {
+    // A's (TotalM,) (masked: (G, MaxM), groups stacked by rows) and B's (G, N) with columns contiguous.
+    if (masked && sa.shape.size() == 2 && sa.shape[0] > 1 && sa.stride(0) != sa.shape[1] * sa.stride(1))
+      return unsupported("a_scales: the fp8 main loop reads a masked A's (G, MaxM) row scales with the groups stacked "
+                         "by rows (stride[0] == MaxM * stride[1]); got " + sa.describe());
+    if (sb.shape.size() != 2 || (sb.shape[1] > 1 && sb.stride(1) != 1))
+      return unsupported("b_scales: the fp8 main loop reads B's row scales (G, N) with the columns contiguous; got " +
+                         sb.describe());
+    if (!fits_int32(sa.stride(sa.rank() - 1)) || !fits_int32(sb.stride(0)))
+      return unsupported("a_scales: the fp8 main loop takes scale strides below 2^31 elements");
+    return Status::ok();
+  }
   if (sa.shape.size() != (masked ? 3u : 2u) || sb.shape.size() != 3)
     return unsupported(masked ? "a_scales: the fp8 main loop reads a masked A's scales (G, MaxM, KB) and B's "
                                 "(G, ceil(N/128), KB)"
@@ -77,8 +96,15 @@ void bind_fp8_scales(const Arguments& args, KernelProblem* p) {
   if (g == nullptr || !g->a_scales || !g->b_scales) return;
   p->a_scales = static_cast<const float*>(g->a_scales->scales.data);
   p->b_scales = static_cast<const float*>(g->b_scales->scales.data);
-  p->a_scale_row_stride = g->a_scales->scales.stride(g->a_scales->scales.rank() - 2);  // (masked: (G, MaxM, KB))
+  const TensorDesc& sa = g->a_scales->scales;
+  // Between rows of A's scales: (TotalM, KB) or (G, MaxM, KB) blocks, or rowwise (TotalM,) / (G, MaxM).
+  p->a_scale_row_stride = fp8_rowwise(args) ? sa.stride(sa.rank() - 1) : sa.stride(sa.rank() - 2);
   p->b_scale_group_stride = g->b_scales->scales.stride(0);
+}
+
+bool fp8_rowwise(const Arguments& args) {
+  const GroupedGemmArguments* g = grouped(args);
+  return g != nullptr && g->a_scales && g->a_scales->granularity == ScaleGranularity::row;
 }
 
 }  // namespace gemmops::sm90

@@ -166,6 +166,7 @@ std::string instantiation_text(const KernelConfig& c) {
   if (c.gather_a) s += ", .gather_a = true";
   if (c.gather_b) s += ", .gather_b = true";  // (absent otherwise: other kernels keep their text and cache key)
   if (c.out_m_major) s += ", .out_m_major = true";
+  if (c.fp8_rowwise) s += ", .fp8_rowwise = true";
   s += "}>";
   return s;
 }

@@ -34,6 +34,7 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
   config_ = make_kernel_config(design, ab, out, problem_.a_major, problem_.b_major,
                                problem_.kind == OperationKind::grouped_k, kernel_op(ops), problem_.gather_a,
                                problem_.gather_b, problem_.out_m_major);
+  if (ab == DType::e4m3) config_.fp8_rowwise = fp8_rowwise(args);
   if (problem_.out_m_major && config_.epilogue != 1) {
     status_ = unsupported("out: an M-major K-grouped out is stored by the TMA epilogue (each box transposed); design " +
                           design.design.to_string() + " stores directly: its _tma twins serve it");

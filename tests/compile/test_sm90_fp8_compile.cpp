@@ -23,14 +23,17 @@ TEST(Sm90Fp8Compile, every_fp8_design_compiles_spill_free_with_wgmma_asynchronou
   if (auto api = jit::nvrtc(); !api) GTEST_SKIP() << api.status().message();
   int compiled = 0;
   for (const sm90::Sm90Design& d : sm90::sm90_fp8_designs()) {
-    const sm90::KernelConfig c = sm90::make_kernel_config(d, DType::e4m3, DType::bf16, Major::k, Major::k, false);
-    ASSERT_FALSE(sm90::has_split_k_twin(c));  // the fp8 main loop has no split-K
-    const std::string label = testing::test_label("sm90_fp8_" + d.design.to_string());
-    SCOPED_TRACE(label);
-    jit::CompileRequest req = sm90::make_compile_request(label, c, Target::sm(90, true));
-    ASSERT_EQ(req.name_expressions.size(), 1u);
-    testing::expect_clean_compile(req, label);
-    ++compiled;
+    for (bool rowwise : {false, true}) {  // DeepGEMM's blocks, torch's rowwise scales
+      sm90::KernelConfig c = sm90::make_kernel_config(d, DType::e4m3, DType::bf16, Major::k, Major::k, false);
+      c.fp8_rowwise = rowwise;
+      ASSERT_FALSE(sm90::has_split_k_twin(c));  // the fp8 main loop has no split-K
+      const std::string label = testing::test_label("sm90_fp8_" + d.design.to_string() + (rowwise ? "_rowwise" : ""));
+      SCOPED_TRACE(label);
+      jit::CompileRequest req = sm90::make_compile_request(label, c, Target::sm(90, true));
+      ASSERT_EQ(req.name_expressions.size(), 1u);
+      testing::expect_clean_compile(req, label);
+      ++compiled;
+    }
   }
   EXPECT_GE(compiled, 1);
 }
@@ -46,6 +49,22 @@ TEST(Sm90Fp8Compile, every_fp8_operator_compiles_from_fake_scaled_tensors) {
     auto artifact = op->compile(g);
     ASSERT_TRUE(artifact) << artifact.status().to_string();
     EXPECT_NE(artifact->description().find("ElemType::e4m3"), std::string::npos) << artifact->description();
+    // torch's rowwise scales: the kernel of the other kind.
+    GroupedGemmArguments row = g;
+    row.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {256}, Device::cuda(0)), ScaleGranularity::row};
+    row.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {4, 256}, Device::cuda(0)), ScaleGranularity::row};
+    const Status rs = op->supports(row);
+    ASSERT_TRUE(rs) << rs.to_string();
+    auto row_artifact = op->compile(row);
+    ASSERT_TRUE(row_artifact) << row_artifact.status().to_string();
+    EXPECT_NE(row_artifact->description().find(".fp8_rowwise = true"), std::string::npos) << row_artifact->description();
+    // A block A with a row B: refused naming the pair.
+    GroupedGemmArguments mixed = g;
+    mixed.b_scales = row.b_scales;
+    const Status ms = op->supports(mixed);
+    EXPECT_FALSE(ms);
+    EXPECT_NE(ms.to_string().find("A block_1x128 with B block_128x128, or A row with B row"), std::string::npos)
+        << ms.to_string();
     ++compiled;
   }
   EXPECT_GE(compiled, 1);

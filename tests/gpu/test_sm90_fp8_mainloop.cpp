@@ -25,24 +25,26 @@ using testing::HostTensor;
 struct Fp8Problem {
   int64_t G, total_m, K, N;
   HostTensor A, B, a_scales, b_scales, offsets;
+  bool rowwise = false;  ///< a scale per row of A (TotalM,) and per column of B (G, N), not blocks
   GroupedGemmArguments args(const TensorDesc& a, const TensorDesc& b, const TensorDesc& out, const TensorDesc& off,
                             const TensorDesc& sa, const TensorDesc& sb) const {
     GroupedGemmArguments g{a, b, out, DType::fp32, off};
-    g.a_scales = OperandScales{sa, ScaleGranularity::block_1x128};
-    g.b_scales = OperandScales{sb, ScaleGranularity::block_128x128};
+    g.a_scales = OperandScales{sa, rowwise ? ScaleGranularity::row : ScaleGranularity::block_1x128};
+    g.b_scales = OperandScales{sb, rowwise ? ScaleGranularity::row : ScaleGranularity::block_128x128};
     return g;
   }
 };
 
-Fp8Problem make_problem(const std::vector<int32_t>& group_rows, int64_t total_m, int64_t K, int64_t N, uint32_t seed) {
-  Fp8Problem p{static_cast<int64_t>(group_rows.size()), total_m, K, N, {}, {}, {}, {}, {}};
+Fp8Problem make_problem(const std::vector<int32_t>& group_rows, int64_t total_m, int64_t K, int64_t N, uint32_t seed,
+                        bool rowwise = false) {
+  Fp8Problem p{static_cast<int64_t>(group_rows.size()), total_m, K, N, {}, {}, {}, {}, {}, rowwise};
   const int64_t kb = (K + 127) / 128, nb = (N + 127) / 128;
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> value(-2.0, 2.0), scale(0.25, 2.0);
   p.A = HostTensor::contiguous(DType::e4m3, {total_m, K});
   p.B = HostTensor::strided(DType::e4m3, {p.G, K, N}, {N * K, 1, K});
-  p.a_scales = HostTensor::contiguous(DType::fp32, {total_m, kb});
-  p.b_scales = HostTensor::contiguous(DType::fp32, {p.G, nb, kb});
+  p.a_scales = rowwise ? HostTensor::contiguous(DType::fp32, {total_m}) : HostTensor::contiguous(DType::fp32, {total_m, kb});
+  p.b_scales = rowwise ? HostTensor::contiguous(DType::fp32, {p.G, N}) : HostTensor::contiguous(DType::fp32, {p.G, nb, kb});
   p.offsets = HostTensor::contiguous(DType::i32, {p.G});
   for (int64_t i = 0; i < p.A.numel(); ++i) p.A.set(i, value(rng));
   for (int64_t i = 0; i < p.B.numel(); ++i) p.B.set(i, value(rng));
@@ -166,6 +168,18 @@ TEST_P(Sm90Fp8Mainloop, matches_the_cpu_scaled_operator_on_ragged_groups_with_em
   for (int64_t k : {320, 128, 1040, 16}) {  // partial last blocks (64, 16 and 16 of 128), one whole
     SCOPED_TRACE("K = " + std::to_string(k));
     expect_matches_cpu(GetParam(), make_problem(rows, 452 + 40, k, 384, 7u + static_cast<uint32_t>(k)));
+  }
+}
+
+TEST_P(Sm90Fp8Mainloop, matches_the_cpu_operator_with_rowwise_scales) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+  // torch's rowwise scales (a row of A, a column of B): ragged and empty groups, N = 320 (the last
+  // tile's columns past N read no scale), K with a partial last block.
+  const std::vector<int32_t> rows{0, 1, 130, 0, 257, 64, 0};
+  for (int64_t k : {320, 1040}) {
+    SCOPED_TRACE("K = " + std::to_string(k));
+    expect_matches_cpu(GetParam(), make_problem(rows, 452 + 40, k, 320, 31u + static_cast<uint32_t>(k), true));
   }
 }
 

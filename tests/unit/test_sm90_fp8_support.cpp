@@ -85,10 +85,10 @@ TEST(Sm90Fp8Support, refuses_unscaled_operands_naming_the_scales) {
   ASSERT_NE(op, nullptr);
   GroupedGemmArguments g = testing::make_fp8_grouped();
   g.a_scales.reset();
-  expect_refused(*op, g, "a_scales: the fp8 main loop needs A's block_1x128 scales");
+  expect_refused(*op, g, "a_scales: the fp8 main loop needs A's block_1x128 or row scales");
   g = testing::make_fp8_grouped();
   g.b_scales.reset();
-  expect_refused(*op, g, "b_scales: the fp8 main loop needs B's block_128x128 scales");
+  expect_refused(*op, g, "b_scales: the fp8 main loop needs B's block_128x128 or row scales");
 }
 
 TEST(Sm90Fp8Support, refuses_other_granularities_and_layouts_naming_the_operand) {
@@ -96,8 +96,12 @@ TEST(Sm90Fp8Support, refuses_other_granularities_and_layouts_naming_the_operand)
   ASSERT_NE(op, nullptr);
   const Device cuda = Device::cuda(0);
   GroupedGemmArguments g = testing::make_fp8_grouped(4, 256, 320, 256);
+  g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {1}, cuda), ScaleGranularity::tensor};
+  expect_refused(*op, g, "a_scales: tensor scaling is not served by this operator");
+  // A row with B blocks (or the other way): the two kinds do not mix.
+  g = testing::make_fp8_grouped(4, 256, 320, 256);
   g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {256}, cuda), ScaleGranularity::row};
-  expect_refused(*op, g, "a_scales: row scaling is not served by this operator");
+  expect_refused(*op, g, "b_scales: the fp8 main loop takes A block_1x128 with B block_128x128, or A row with B row");
   g = testing::make_fp8_grouped(4, 256, 320, 256);
   g.a_scales = OperandScales{TensorDesc(DType::fp32, {256, 3}, {1, 256}, cuda), ScaleGranularity::block_1x128,
                              ScaleLayout::mn_major};
@@ -105,6 +109,18 @@ TEST(Sm90Fp8Support, refuses_other_granularities_and_layouts_naming_the_operand)
   g = testing::make_fp8_grouped(4, 256, 320, 256);
   g.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {4, 256, 3}, cuda), ScaleGranularity::block_1x128};
   expect_refused(*op, g, "b_scales: block_1x128 scaling is not served by this operator");
+}
+
+TEST(Sm90Fp8Support, serves_rowwise_scales_with_contiguous_columns_of_b) {
+  const OperatorPtr op = fp8_operator();
+  ASSERT_NE(op, nullptr);
+  const Device cuda = Device::cuda(0);
+  GroupedGemmArguments g = testing::make_fp8_grouped(4, 256, 320, 256);
+  g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {256}, cuda), ScaleGranularity::row};
+  g.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {4, 256}, cuda), ScaleGranularity::row};
+  EXPECT_TRUE(op->supports(g, kHopper)) << op->supports(g, kHopper).to_string();
+  g.b_scales->scales = TensorDesc(DType::fp32, {4, 256}, {1, 4}, cuda);  // columns strided
+  expect_refused(*op, g, "b_scales: the fp8 main loop reads B's row scales (G, N) with the columns contiguous");
 }
 
 TEST(Sm90Fp8Support, refuses_padded_rows_of_b_scales) {
