@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # bench/bench_fp8.py: the fp8 block-scaled M-grouped GEMM (e4m3, 1x128 A scales, 128x128 B scales,
-# bf16 out) against gemmops bf16, torch's bf16 and row-wise fp8 grouped mm, and DeepGEMM where it is
-# importable (its aligned rows only), in one process, CUDA-graph replays round-robin, L2 scrubbed.
+# bf16 out) against gemmops bf16, torch's bf16 and row-wise fp8 grouped mm (and gemmops' row-wise on
+# the same operands), and DeepGEMM where it is importable (its aligned rows only), in one process,
+# CUDA-graph replays round-robin, L2 scrubbed.
 # SPDX-License-Identifier: Apache-2.0
 """Usage: GEMMOPS_TRIAL_DESIGNS=1 python3 bench/bench_fp8.py [--rows deepgemm,uniform,zipf,masked] [--reps 20]
 
@@ -74,15 +75,33 @@ def quantised_reference(qa, sa, qw, sw, ends):
     return torch.cat(ref)
 
 
-def torch_rowwise(A, W, offsets):
-    """torch._scaled_grouped_mm with row-wise scales (what torch serves): fn or the reason not."""
-    if not hasattr(torch, "_scaled_grouped_mm"):
-        return None, "torch has no _scaled_grouped_mm"
+def rowwise_operands(A, W):
+    """A and W quantised with a scale per row of A and per row of W (a column of B): torch's row-wise."""
     fmax = torch.finfo(torch.float8_e4m3fn).max
     sa = A.abs().amax(1).float().clamp(min=1e-12) / fmax
     qa = (A.float() / sa[:, None]).to(torch.float8_e4m3fn)
     sw = W.abs().amax(2).float().clamp(min=1e-12) / fmax  # (G, N)
     qw = (W.float() / sw[:, :, None]).to(torch.float8_e4m3fn)  # (G, N, K)
+    return qa, sa, qw, sw
+
+
+def gemmops_rowwise(operands, offsets, out):
+    """gemmops' fp8 operator on torch's row-wise operands (the same bytes torch's op reads): fn or why not."""
+    qa, sa, qw, sw = operands
+    try:
+        _, fn = first_gpu_operator(ops.GroupedGemmArguments(
+            qa, qw.transpose(1, 2), out, accumulator_type="float32", offsets=offsets,
+            a_scales=ops.OperandScales(sa, "row"), b_scales=ops.OperandScales(sw, "row")))
+    except Exception as e:  # noqa: BLE001 - report why it cannot run
+        return None, first_line(str(e))
+    return fn, ""
+
+
+def torch_rowwise(operands, offsets):
+    """torch._scaled_grouped_mm with row-wise scales (what torch serves): fn or the reason not."""
+    if not hasattr(torch, "_scaled_grouped_mm"):
+        return None, "torch has no _scaled_grouped_mm"
+    qa, sa, qw, sw = operands
     fn = lambda: torch._scaled_grouped_mm(qa, qw.transpose(1, 2), sa, sw, offs=offsets, out_dtype=torch.bfloat16)
     try:
         fn()
@@ -128,7 +147,10 @@ def bench_row(timer, kind, G, rows, N, K, reps):
     fns = {"gemmops fp8": fp8_fn, "gemmops bf16": lambda: gt.grouped_mm(A, W.transpose(1, 2), offs=offsets),
            "torch bf16": lambda: torch._grouped_mm(A, W.transpose(1, 2), offs=offsets, out_dtype=torch.bfloat16)}
     notes = []
-    for label, (fn, why) in (("torch fp8 row-wise", torch_rowwise(A, W, offsets)), ("DeepGEMM", deepgemm(A, W, sizes))):
+    rowwise = rowwise_operands(A, W)
+    out_rowwise = torch.empty_like(out)
+    for label, (fn, why) in (("gemmops fp8 row-wise", gemmops_rowwise(rowwise, offsets, out_rowwise)),
+                             ("torch fp8 row-wise", torch_rowwise(rowwise, offsets)), ("DeepGEMM", deepgemm(A, W, sizes))):
         if fn is None:
             notes.append(f"{label}: {why}")
         else:
@@ -182,9 +204,9 @@ def main():
         sys.exit("bench_fp8.py: no CUDA device")
     print(f"bench_fp8.py: {torch.cuda.get_device_name()}; torch {torch.__version__}", flush=True)
     timer = Timer(torch.cuda.get_device_properties(0).L2_cache_size)
-    cols = ["gemmops fp8", "gemmops bf16", "torch bf16", "torch fp8 row-wise", "DeepGEMM"]
+    cols = ["gemmops fp8", "gemmops bf16", "torch bf16", "gemmops fp8 row-wise", "torch fp8 row-wise", "DeepGEMM"]
     headers = ["rows", "shape"] + [f"{c} us" for c in cols] + ["fp8 TFLOP/s", "fp8 / bf16", "fp8 / torch fp8",
-                                                               "fp8 / DeepGEMM", "rel err"]
+                                                               "row-wise: ours / torch's", "fp8 / DeepGEMM", "rel err"]
     table = []
     for kind in a.rows.split(","):
         for G, rows, N, K in (MASKED if kind == "masked" else SHAPES):
@@ -194,6 +216,8 @@ def main():
             speed = lambda other: f"{t[other] / t['gemmops fp8']:.2f}x" if other in t else "-"
             table.append([kind, r["shape"]] + [f"{t[c]:.1f}" if c in t else "-" for c in cols] +
                          [f"{r['tflops']['gemmops fp8']:.0f}", speed("gemmops bf16"), speed("torch fp8 row-wise"),
+                          (f"{t['torch fp8 row-wise'] / t['gemmops fp8 row-wise']:.2f}x"
+                           if "torch fp8 row-wise" in t and "gemmops fp8 row-wise" in t else "-"),
                           speed("DeepGEMM"), f"{r['err']:.1e}"])
             print(f"  {kind} {r['shape']}: " + ", ".join(f"{k} {v:.1f} us" for k, v in t.items()) +
                   f"; {r['design']}; rel err {r['err']:.1e}" + "".join(f"; {n}" for n in r["notes"]), flush=True)
