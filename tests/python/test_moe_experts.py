@@ -253,6 +253,35 @@ def test_gpt_oss_biases_on_the_gpu_match_the_float64_reference(fused, monkeypatc
         torch.testing.assert_close(a.grad.cpu().double() / scale, b.grad / scale, rtol=3e-2, atol=3e-2, msg=what)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("routing_kernels", ["0", "1"])
+def test_the_layer_captures_into_a_cuda_graph_and_replays_new_routings(routing_kernels, monkeypatch):
+    # No host synchronisation anywhere in the layer: a CUDA graph of it replays new tokens, routings
+    # and scores written into the captured buffers, bit for bit what an eager call gives (torch's
+    # sort, or gemmops.route's kernels, a trial offered with GEMMOPS_TRIAL_DESIGNS).
+    monkeypatch.setenv("GEMMOPS_TRIAL_DESIGNS", routing_kernels)
+    T, E, k = 300, 6, 3
+
+    def inputs(seed):
+        x, ids, w, wu, wd = problem(T, E, k, "swiglu", seed=seed)
+        return [t.cuda() for t in (x.bfloat16(), ids, w, wu.bfloat16(), wd.bfloat16())]
+
+    x, ids, w, wu, wd = inputs(1)
+    with torch.no_grad():
+        gt.moe_experts(x, ids, w, wu, wd)  # plans and kernels made outside the capture
+        torch.cuda.synchronize()
+        graph, stream = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+        with torch.cuda.stream(stream):
+            with torch.cuda.graph(graph, stream=stream):
+                out = gt.moe_experts(x, ids, w, wu, wd)
+        nx, nids, nw, _, _ = inputs(2)
+        for buf, new in ((x, nx), (ids, nids), (w, nw)):
+            buf.copy_(new)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, gt.moe_experts(x, ids, w, wu, wd))
+
+
 def test_the_backward_frees_the_pre_activation_before_the_weight_gradients(monkeypatch):
     # h is read by the backward's first GEMM only: it must be gone before the weight gradients are
     # made, or it shares their peak (Mixtral-8x7B: 448 MiB).
