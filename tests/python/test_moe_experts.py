@@ -253,6 +253,50 @@ def test_gpt_oss_biases_on_the_gpu_match_the_float64_reference(fused, monkeypatc
         torch.testing.assert_close(a.grad.cpu().double() / scale, b.grad / scale, rtol=3e-2, atol=3e-2, msg=what)
 
 
+def float32_layer(x, ids, w, wu, wd):
+    """The layer in float32 torch ops (a loop over the experts), differentiable: the reference at sizes
+    the per-token float64 loop cannot reach. SwiGLU, concatenated gate; ids outside [0, E) add nothing."""
+    E, I = wu.shape[0], wd.shape[1]
+    x, w, wu, wd = x.float(), w.float(), wu.float(), wd.float()
+    out = torch.zeros_like(x)
+    for e in range(E):
+        token, choice = torch.nonzero(ids == e, as_tuple=True)
+        if token.numel() == 0:
+            continue
+        h = x[token] @ wu[e]
+        y = (F.silu(h[:, :I]) * h[:, I:]) @ wd[e]
+        out = out.index_add(0, token, y * w[token, choice].unsqueeze(-1))
+    return out
+
+
+@pytest.mark.gpu
+def test_a_long_routing_on_the_gpu_matches_float32_forward_and_every_gradient():
+    # T = 65536 tokens, top-8 of 64 experts, one expert empty and sentinels (expert-parallel ids).
+    T, E, k, H_, I_ = 65536, 64, 8, 256, 128
+    g = torch.Generator().manual_seed(21)
+    ids = torch.stack([torch.randperm(E - 1, generator=g)[:k] for _ in range(64)]).repeat(T // 64, 1)
+    ids[::97, -1] = E + 5
+    x = torch.randn(T, H_, generator=g).bfloat16()
+    w = torch.rand(T, k, generator=g)
+    wu = (torch.randn(E, H_, 2 * I_, generator=g) / H_ ** 0.5).bfloat16()
+    wd = (torch.randn(E, I_, H_, generator=g) / I_ ** 0.5).bfloat16()
+    got_leaves = [t.cuda().requires_grad_(True) for t in (x, w, wu, wd)]
+    want_leaves = [t.cuda().float().requires_grad_(True) for t in (x, w, wu, wd)]
+    ids = ids.cuda()
+    got = gt.moe_experts(got_leaves[0], ids, *got_leaves[1:])
+    want = float32_layer(want_leaves[0], ids, *want_leaves[1:])
+    grad = torch.randn(T, H_, generator=g).cuda()
+    torch.autograd.backward(got, grad.bfloat16())
+    torch.autograd.backward(want, grad)
+
+    def rel(a, b):
+        return ((a.float() - b.float()).norm() / b.float().norm().clamp_min(1e-30)).item()
+
+    assert rel(got, want) < 1e-2
+    for a, b, what in zip(got_leaves, want_leaves, ("x", "topk_weights", "w_gate_up", "w_down")):
+        assert rel(a.grad, b.grad) < 2e-2, what
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("routing_kernels", ["0", "1"])
 def test_the_layer_captures_into_a_cuda_graph_and_replays_new_routings(routing_kernels, monkeypatch):
