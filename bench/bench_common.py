@@ -11,7 +11,8 @@ from collections import namedtuple
 from roofline import geometric_mean
 
 # One MoE experts layer: T tokens of width H, E experts of intermediate size I, top-k routing.
-LayerConfig = namedtuple("LayerConfig", "key model T E H I topk forward_only")
+# biases: gpt-oss's experts (clamped SwiGLU on interleaved gate/up pairs, a bias on each projection).
+LayerConfig = namedtuple("LayerConfig", "key model T E H I topk forward_only biases", defaults=(False,))
 
 # The five layers the issue names (EP8-local: the 32 of DeepSeek-V3's 256 experts one of 8 GPUs holds),
 # and Qwen3-30B-A3B at T = 32768, where the training step's throughput target is set.
@@ -22,6 +23,7 @@ LAYER_CONFIGS = [
     LayerConfig("mixtral-8x7b", "Mixtral-8x7B", 4096, 8, 4096, 14336, 2, False),
     LayerConfig("qwen3-30b-a3b-decode", "Qwen3-30B-A3B decode", 32, 128, 2048, 768, 8, True),
     LayerConfig("qwen3-30b-a3b-32k", "Qwen3-30B-A3B T=32768", 32768, 128, 2048, 768, 8, False),
+    LayerConfig("gpt-oss-20b-biased", "gpt-oss-20b (its gate, biases)", 8192, 32, 2880, 2880, 4, False, True),
 ]
 
 # --smoke: the same code paths at sizes a CPU runs in seconds (dimensions multiples of 16, as
@@ -29,6 +31,7 @@ LAYER_CONFIGS = [
 SMOKE_CONFIGS = [
     LayerConfig("tiny", "tiny", 64, 8, 64, 32, 2, False),
     LayerConfig("tiny-decode", "tiny decode", 4, 8, 64, 32, 2, True),
+    LayerConfig("tiny-biased", "tiny (gpt-oss gate, biases)", 64, 8, 64, 32, 2, False, True),
 ]
 
 # bench_host.py's problems: M-grouped, A (TotalM, K) @ B[g] (K, N), bf16.

@@ -54,8 +54,15 @@ def route(x, router_w, selection_bias, topk):
     return experts, probs.gather(1, experts).to(x.dtype)
 
 
-def moe_layer(x, router_w, w_gate_up, w_down, selection_bias, topk, mm):
-    """The MoE experts layer with `mm` as its grouped mm (torch._grouped_mm's positional form)."""
+def gpt_oss_gate(h, alpha=1.702, limit=7.0):
+    """gpt-oss's activation: interleaved (gate, up) pairs, clamped SwiGLU."""
+    gate, up = h[:, 0::2].clamp(max=limit), h[:, 1::2].clamp(-limit, limit)
+    return (up + 1) * gate * torch.sigmoid(gate * alpha)
+
+
+def moe_layer(x, router_w, w_gate_up, w_down, selection_bias, topk, mm, b_gate_up=None, b_down=None):
+    """The MoE experts layer with `mm` as its grouped mm (torch._grouped_mm's positional form). With
+    biases, gpt-oss's experts: each projection's bias added per row's expert, its own gate."""
     E, I = w_gate_up.shape[0], w_down.shape[-1]
     experts, weights = route(x, router_w, selection_bias, topk)
     flat = experts.reshape(-1)
@@ -64,9 +71,16 @@ def moe_layer(x, router_w, w_gate_up, w_down, selection_bias, topk, mm):
     counts = torch.zeros(E, dtype=torch.int32, device=x.device).scatter_add_(
         0, flat, torch.ones_like(flat, dtype=torch.int32))  # not bincount: it reads its size on the host
     offs = torch.cumsum(counts, 0, dtype=torch.int32)
-    h = mm(x[token], w_gate_up.transpose(-2, -1), offs)  # (T*topk, 2I): gate, then up
-    a = F.silu(h[:, :I]) * h[:, I:]
+    h = mm(x[token], w_gate_up.transpose(-2, -1), offs)  # (T*topk, 2I): gate, then up (gpt-oss: interleaved)
+    if b_gate_up is not None:
+        expert = flat[order]
+        h = h + b_gate_up[expert]
+        a = gpt_oss_gate(h)
+    else:
+        a = F.silu(h[:, :I]) * h[:, I:]
     y = mm(a, w_down.transpose(-2, -1), offs)  # (T*topk, H)
+    if b_down is not None:
+        y = y + b_down[flat[order]]
     y = y * weights.reshape(-1)[order].unsqueeze(-1)
     return torch.zeros_like(x).index_add(0, token, y)
 
@@ -74,12 +88,14 @@ def moe_layer(x, router_w, w_gate_up, w_down, selection_bias, topk, mm):
 class MoEExperts(torch.nn.Module):
     """The layer's parameters as MoE models store them; instances may share them (one per mm)."""
 
-    def __init__(self, router, w_gate_up, w_down, topk, mm):
+    def __init__(self, router, w_gate_up, w_down, topk, mm, biases=(None, None)):
         super().__init__()
         self.router, self.w_gate_up, self.w_down, self.topk, self.mm = router, w_gate_up, w_down, topk, mm
+        self.b_gate_up, self.b_down = biases
 
     def forward(self, x, selection_bias):
-        return moe_layer(x, self.router.weight, self.w_gate_up, self.w_down, selection_bias, self.topk, self.mm)
+        return moe_layer(x, self.router.weight, self.w_gate_up, self.w_down, selection_bias, self.topk, self.mm,
+                         self.b_gate_up, self.b_down)
 
 
 class FusedMoEExperts(torch.nn.Module):
@@ -87,13 +103,18 @@ class FusedMoEExperts(torch.nn.Module):
     weights in their epilogues (the pre-activation kept for the backward, nothing recomputed), the
     token rows gathered by the kernels where an operator serves it, a fixed-order combine."""
 
-    def __init__(self, router, w_gate_up, w_down, topk):
+    def __init__(self, router, w_gate_up, w_down, topk, biases=(None, None)):
         super().__init__()
         self.router, self.w_gate_up, self.w_down, self.topk = router, w_gate_up, w_down, topk
+        self.b_gate_up, self.b_down = biases
 
     def forward(self, x, selection_bias):
         import gemmops.torch
         experts, weights = route(x, self.router.weight, selection_bias, self.topk)
+        if self.b_gate_up is not None:  # gpt-oss's experts
+            return gemmops.torch.moe_experts(x, experts, weights, self.w_gate_up.transpose(-2, -1),
+                                             self.w_down.transpose(-2, -1), "swiglu_oss", "interleaved",
+                                             b_gate_up=self.b_gate_up, b_down=self.b_down)
         return gemmops.torch.moe_experts(x, experts, weights, self.w_gate_up.transpose(-2, -1),
                                          self.w_down.transpose(-2, -1), "swiglu")
 
@@ -111,6 +132,15 @@ def make_parameters(cfg, device, seed):
     x = randn(cfg.T, cfg.H, std=1.0).requires_grad_()
     grad_out = randn(cfg.T, cfg.H, std=1.0)
     return router, w_gate_up, w_down, x, grad_out
+
+
+def make_biases(cfg, device, seed):
+    """(b_gate_up (E, 2I), b_down (E, H)) for a config with biases (gpt-oss's experts), else (None, None)."""
+    if not cfg.biases:
+        return None, None
+    g = torch.Generator(device="cpu").manual_seed(seed + 7)
+    return tuple(torch.nn.Parameter((torch.randn(*shape, generator=g) * 0.1).to(device=device, dtype=torch.bfloat16))
+                 for shape in ((cfg.E, 2 * cfg.I), (cfg.E, cfg.H)))
 
 
 def zipf_selection_bias(cfg, device, seed):
@@ -248,7 +278,7 @@ def step(layer, x, bias, grad_out, leaves, backward):
     return gradients(out, leaves, grad_out)
 
 
-CHECKED = ["out", "dx", "drouter", "dw_gate_up", "dw_down"]
+CHECKED = ["out", "dx", "drouter", "dw_gate_up", "dw_down", "db_gate_up", "db_down"]  # (biases: when the layer has them)
 
 
 def check(layers, x, bias, grad_out, leaves, backward, name="gemmops"):
@@ -272,13 +302,16 @@ def check_line(what, errors, name="gemmops"):
 def bench_config(cfg, a, clock, device, compiled, sonic_fn):
     rows = []
     router, w_gate_up, w_down, x, grad_out = make_parameters(cfg, device, a.seed)
-    leaves = [x, router.weight, w_gate_up, w_down]
+    biases = make_biases(cfg, device, a.seed)
+    leaves = [x, router.weight, w_gate_up, w_down] + [b for b in biases if b is not None]
     impls = {"torch": torch._grouped_mm, "gemmops": gemmops_grouped_mm()}
-    layers = {name: MoEExperts(router, w_gate_up, w_down, cfg.topk, mm) for name, mm in impls.items()}
+    layers = {name: MoEExperts(router, w_gate_up, w_down, cfg.topk, mm, biases) for name, mm in impls.items()}
     if a.fused:
-        layers["fused"] = FusedMoEExperts(router, w_gate_up, w_down, cfg.topk)
+        layers["fused"] = FusedMoEExperts(router, w_gate_up, w_down, cfg.topk, biases)
     compiled_layers = {name: compiled(layer) for name, layer in layers.items()} if compiled else {}
-    sonic = SonicLayer(sonic_fn, router, w_gate_up, w_down, cfg.topk) if sonic_fn is not None else None
+    # SonicMoE has no expert biases: no column for such a layer.
+    sonic = SonicLayer(sonic_fn, router, w_gate_up, w_down, cfg.topk) if sonic_fn is not None and not cfg.biases \
+        else None
     modes = [m for m in a.modes if not (cfg.forward_only and m.endswith("+bwd"))]
     modes = [m for m in modes if compiled or not m.startswith("compile")]
     for routing in a.routings:
