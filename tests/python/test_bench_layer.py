@@ -164,7 +164,9 @@ def test_the_layer_benchmark_runs_every_eager_path_on_the_cpu(tmp_path, capsys):
     text = md.read_text()
     assert text.startswith("## MoE experts layer (bench/bench_layer.py)")
     rows = [line for line in text.splitlines() if line.startswith("| tiny")]
-    assert len(rows) == 6, "tiny: 2 routings x 2 modes; tiny decode: 2 routings x forward"
+    assert len(rows) == 10, "tiny and tiny (biases): 2 routings x 2 modes each; tiny decode: 2 routings x forward"
+    # gpt-oss's experts: the biases' gradients are checked too.
+    assert "db_gate_up" in out and "db_down" in out
 
 
 @pytest.mark.torch
