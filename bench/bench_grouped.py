@@ -3,7 +3,7 @@
 # the same total shape), measured in one process on one GPU. A benchmark, not a test.
 #
 #   python3 bench/bench_grouped.py [--shapes moe_shapes.csv] [--dists uniform,zipf] [--csv out.csv]
-#                                  [--markdown BENCHMARKS.md] [--limit N] [--filter TEXT] [--form fwd|wgrad]
+#                                  [--markdown BENCHMARKS.md] [--limit N] [--filter TEXT] [--form fwd|dgrad|wgrad]
 #                                  [--sweep sweep.csv [--split-k 1,2,4]] [--ab VAR=VALUE ...]
 #                                  [--peers [--quack-tuned]] [--epilogue swiglu [--gate-layout interleaved]]
 #                                  [--plot rows.png]
@@ -17,6 +17,8 @@
 # --form fwd (default) times the forward, M-grouped: out (TotalM,N) = A (TotalM,K) @ B[g] (K,N).
 # --form wgrad times the weight gradient of the same layer, K-grouped: dB[g] (K,N) = A_g^T @ dOut_g,
 # with A^T (K,TotalM) M-major and dOut (TotalM,N) N-major, as autograd hands them over.
+# --form dgrad times its data gradient, M-grouped: dA (TotalM,K) = dOut (TotalM,N) @ B[g]^T, reading
+# the forward's B storage N-major (the layer's own backward form; a sweep of it fits the ranking there).
 # Each timing is the median of graph replays, with L2 scrubbed before every replay.
 # --ab GEMMOPS_M_GROUPED_WALK=index also times our operator with that variable set, in the same
 # round-robin as the others (an A/B of a kernel option in one process); the CSV gets the times.
@@ -232,6 +234,47 @@ def bench_one_wgrad(timer, shape, dist, gen, check=True):
     }
 
 
+def bench_one_dgrad(timer, shape, dist, gen, check=True):
+    """The data gradient of the forward's shape, M-grouped: dX (TotalM, K) = dY (TotalM, N) @ W[g]^T with
+    W stored (G, N, K) as the forward reads it K-major, so this product reads it N-major (the MoE step's
+    up projection's data gradient and the down projection's dgrad)."""
+    model, scenario, G, M, N, K, bound = shape
+    sizes = group_sizes(M, G, dist, gen)
+    dY = torch.randn(M, N, device="cuda", dtype=torch.bfloat16)
+    W = torch.randn(G, N, K, device="cuda", dtype=torch.bfloat16)  # the forward's B storage: (G, K, N) K-major
+    ends = torch.tensor(sizes, dtype=torch.int64).cumsum(0)
+    offsets = ends.to(torch.int32).cuda()
+    out = torch.empty(M, K, device="cuda", dtype=torch.bfloat16)
+    args = ops.GroupedGemmArguments(dY, W, out, accumulator_type=torch.float32, offsets=offsets)
+    op = ops.get_operators(args)[0]
+    sweep_operators(timer, args, shape, dist, "dgrad")
+    artifact = op.compile(args)
+    run_ops = lambda: op.run(args, compiled_artifact=artifact)
+    Wd = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+    t = timer.interleaved_medians_us({
+        "ours": run_ops, "ours again": run_ops,
+        "torch": lambda: torch._grouped_mm(dY, W, offs=offsets, out_dtype=torch.bfloat16),
+        "dense": lambda: torch.mm(dY, Wd), **ab_candidates(op, args)})
+    t_ops, t_torch, t_dense = t["ours"], t["torch"], t["dense"]
+    err = float("nan")
+    if check:
+        ref = torch._grouped_mm(dY, W, offs=offsets, out_dtype=torch.bfloat16).float()
+        rows = int(ends[-1])
+        err = ((out[:rows].float() - ref[:rows]).norm() / ref[:rows].norm().clamp_min(1e-30)).item()
+    flops = 2.0 * M * N * K
+    bytes_moved = sum(1 for s_ in sizes if s_ > 0) * K * N * 2 + M * N * 2 + M * K * 2
+    return {
+        "model": model, "scenario": scenario + " dgrad", "dist": dist, "G": G, "TotalM": M, "N": N, "K": K,
+        "bound": bound, "operator": op.name, "gemmops_us": t_ops, "gemmops_repeat_us": t["ours again"],
+        "torch_us": t_torch, "dense_us": t_dense,
+        "gemmops_tflops": flops / t_ops / 1e6, "torch_tflops": flops / t_torch / 1e6, "dense_tflops": flops / t_dense / 1e6,
+        "gemmops_tbps": bytes_moved / t_ops / 1e6, "speedup_vs_torch": t_torch / t_ops,
+        "frac_of_dense": t_dense / t_ops, "rel_err": err,
+        **roofline_columns(flops, bytes_moved, t_ops, t_torch, float("nan")),
+        "repro": f"python3 bench/bench_grouped.py --form dgrad --filter '{model}' --dists {dist}", **ab_columns(t, t_ops),
+    }
+
+
 SWEEP = []  # with --sweep: (form, model, scenario, dist, G, TotalM, N, K, operator, heuristic rank, us)
 
 
@@ -317,7 +360,7 @@ def main():
     ap.add_argument("--max-total-m", type=int, default=0, help="only rows with TotalM at most this")
     ap.add_argument("--csv")
     ap.add_argument("--markdown")
-    ap.add_argument("--form", choices=["fwd", "wgrad"], default="fwd")
+    ap.add_argument("--form", choices=["fwd", "dgrad", "wgrad"], default="fwd")
     ap.add_argument("--sweep", help="also time every candidate operator of every row; CSV of them to this path")
     ap.add_argument("--split-k", help="with --sweep: time the first four operators with K split these ways, e.g. 1,2,4")
     ap.add_argument("--ab", action="append", default=[], metavar="VAR=VALUE",
@@ -338,7 +381,7 @@ def main():
     SPLITS = [int(x) for x in a.split_k.split(",")] if a.split_k else None
     global PEERS, QUACK_TUNED
     PEERS, QUACK_TUNED = a.peers, a.quack_tuned
-    run_one = bench_one if a.form == "fwd" else bench_one_wgrad
+    run_one = {"fwd": bench_one, "dgrad": bench_one_dgrad, "wgrad": bench_one_wgrad}[a.form]
     if a.epilogue:
         if a.form != "fwd":
             ap.error("--epilogue times the forward (M-grouped) form only")

@@ -25,7 +25,8 @@ struct Shape {
 const Shape kShapes[] = {{"fwd", 12, 8192, 2048, 1024},  {"fwd", 4, 32768, 4096, 7168}, {"fwd", 128, 32768, 1536, 2048},
                          {"fwd", 128, 32768, 2048, 768}, {"fwd", 64, 512, 4096, 7168},  {"fwd", 128, 16384, 5760, 2880},
                          {"fwd", 8, 65536, 14336, 4096}, {"fwd", 32, 4096, 7168, 2048}, {"wgrad", 12, 8192, 2048, 1024},
-                         {"wgrad", 128, 32768, 1536, 2048}, {"wgrad", 32, 16384, 4096, 7168}};
+                         {"wgrad", 128, 32768, 1536, 2048}, {"wgrad", 32, 16384, 4096, 7168},
+                         {"dgrad", 128, 32768, 1536, 2048}, {"dgrad", 8, 65536, 14336, 4096}};
 
 // A sweep CSV whose times are `truth`'s estimates (times `noise` on alternate rows).
 std::string sweep_of(const std::vector<Sm90Design>& truth, double noise = 1.0) {
@@ -166,6 +167,17 @@ TEST(SweepCsv, reads_quoted_fields_and_groups_lines_into_rows) {
   EXPECT_EQ(rows[0].designs, (std::vector<std::string>{"128x128x64_c1x1_s6_pingpong", "64x256x64_c1x1_s5_pingpong"}));
   EXPECT_EQ(rows[0].measured_us, (std::vector<double>{10.5, 12.0}));
   EXPECT_EQ(std::get<GroupedGemmArguments>(rows[1].args).out.shape, (std::vector<int64_t>{4, 64, 128}));
+}
+
+TEST(SweepCsv, a_dgrad_row_is_the_forward_shape_read_with_an_n_major_b) {
+  const auto rows = read("form,model,scenario,dist,G,TotalM,N,K,operator,rank,us\n"
+                         "dgrad,m,s,uniform,8,4096,1536,2048,sm90a_grouped_gemm_bf16_f32acc_x,0,1\n");
+  ASSERT_EQ(rows.size(), 1u);
+  const auto& g = std::get<GroupedGemmArguments>(rows.front().args);
+  EXPECT_EQ(g.A.shape, (std::vector<int64_t>{4096, 1536}));  // dY (TotalM, N)
+  EXPECT_EQ(g.B.shape, (std::vector<int64_t>{8, 1536, 2048}));  // W as stored (G, N, K): N-major
+  EXPECT_EQ(g.B.strides, (std::vector<int64_t>{1536 * 2048, 2048, 1}));
+  EXPECT_EQ(g.out.shape, (std::vector<int64_t>{4096, 2048}));  // dX (TotalM, K)
 }
 
 TEST(SweepCsv, a_malformed_line_is_an_error_naming_it) {

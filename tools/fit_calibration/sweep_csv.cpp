@@ -13,9 +13,15 @@ bool to_int(const std::string& s, int64_t& v) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size() && v >= 0;
 }
 
-// The forward (M-grouped) and weight-gradient (K-grouped) problems bench_grouped.py times, as fakes.
+// The forward (M-grouped), data-gradient (M-grouped, N-major B) and weight-gradient (K-grouped)
+// problems bench_grouped.py times, as fakes; (G, TotalM, N, K) is the forward's shape in each.
 Arguments problem(const std::string& form, int64_t G, int64_t total_m, int64_t n, int64_t k) {
   const Device cuda = Device::cuda(0);
+  if (form == "dgrad")  // dX (TotalM, K) = dY (TotalM, N) @ W^T: the forward's B storage (G, N, K), read N-major
+    return GroupedGemmArguments{TensorDesc::contiguous(DType::bf16, {total_m, n}, cuda),
+                                TensorDesc::contiguous(DType::bf16, {G, n, k}, cuda),
+                                TensorDesc::contiguous(DType::bf16, {total_m, k}, cuda), DType::fp32,
+                                TensorDesc::contiguous(DType::i32, {G}, cuda)};
   if (form == "wgrad")
     return GroupedGemmArguments{TensorDesc(DType::bf16, {k, total_m}, {1, k}, cuda),
                                 TensorDesc::contiguous(DType::bf16, {total_m, n}, cuda),
