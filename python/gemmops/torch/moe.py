@@ -19,12 +19,13 @@ projection; each token's k rows weighted by its scores and summed in choice orde
 gather-reduce kernel (deterministic, no atomics). Backward: the down projection's data gradient
 reading dout's rows through the index, its epilogue writing dh, s act(h) and the score gradient's
 partials; both weight gradients (K-grouped, reading x's and dout's token rows through the index);
-the up projection's data gradient; the gather-reduce
-of each token's rows. Nothing is recomputed (but h, in a second backward through one forward:
-the eager backward frees h after the one GEMM that reads it). Where no operator serves a fused piece (a dtype or
-device without one, or a piece not yet offered) the same step runs on gathered copies and torch ops.
-Forward without gradients stores no h. With GEMMOPS_AUTOTUNE=1 each piece's operator is the
-fastest of the ranking's first few, timed on its first call (docs/environment.md).
+the up projection's data gradient; the gather-reduce of each token's rows. Nothing is recomputed
+(but h, in a second backward through one forward: the eager backward frees h after the one GEMM
+that reads it). Where no operator serves a fused piece (a dtype or device without one, or a piece
+not yet offered) the same step runs on gathered copies and torch ops. Forward without gradients
+keeps no h (where it reads x through the index, h is written and dropped). With GEMMOPS_AUTOTUNE=1
+each piece's operator is the fastest of the ranking's first few, timed on its first call
+(docs/environment.md).
 """
 
 from typing import Optional, Tuple
@@ -79,9 +80,14 @@ def _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activatio
     expert's bias (E, N_up)), and its pre-activation h when the backward needs it (else None). One
     kernel reading x through the index where an operator serves that; else the gathered copy of x,
     then torch's ops where no operator fuses the activation."""
+    # Reading x through the index comes with the pre-activation's op (a gathered A beside the plain
+    # activation's store is not yet in the GPU suite). Without gradients h is then written and
+    # dropped: taken where that costs less than the gathered copy of x it spares, written and read
+    # again (h's N_up columns against x's 2 H; Qwen3-30B-A3B: 1536 against 4096; not Mixtral's 28672).
     keep = keep_pre_activation or bias is not None  # (the fused bias comes with the pre-activation's op)
-    if keep:
-        r = grouped_mm_with_pre_activation(x, w_gate_up, offsets, activation, gate_layout, bias=bias, a_row_index=rows)
+    if keep or w_gate_up.shape[-1] <= 2 * x.shape[-1]:
+        r = grouped_mm_with_pre_activation(x, w_gate_up, offsets, activation, gate_layout, bias=bias,
+                                           a_row_index=rows)
         if r is not None:
             return r if keep_pre_activation else (r[0], None)
     xs = x[rows.long()]
