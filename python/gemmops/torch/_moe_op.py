@@ -62,17 +62,14 @@ def _backward_rest(dout: torch.Tensor, dh: torch.Tensor, a_scaled: torch.Tensor,
                    pair: torch.Tensor, scores: torch.Tensor, weight_dtype: torch.dtype, up_transposed: bool,
                    down_transposed: bool, b_gate_up: Optional[torch.Tensor],
                    b_down: Optional[torch.Tensor]) -> List[torch.Tensor]:
-    """[dx, d_topk_weights, d_w_gate_up, d_w_down] from dout and _backward_data's outputs (moe.backward_rest); the
-    weight gradients in the layouts the flags say (moe.weight_grad_like), decided from the forward's
-    inputs: the saved weights' strides may differ."""
-    dout = dout.to(x.dtype).contiguous()
-    d_b1, d_b2, ds_extra = moe.bias_gradients(dout, dh, offsets, pair, scores, b_gate_up is not None, b_down)
-    state = {"dout": moe._GatheredRows(dout, rows), "dh": dh, "a_scaled": a_scaled, "ds": ds}
-    grads = list(moe.backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, weight_dtype,
-                                   (up_transposed, down_transposed), ds_extra))
-    # The biases' gradients, or empty tensors where a bias is absent (an op returns tensors only).
-    return grads + [d_b1.to(b_gate_up.dtype) if d_b1 is not None else x.new_empty(0),
-                    d_b2.to(b_down.dtype) if d_b2 is not None else x.new_empty(0)]
+    """[dx, d_topk_weights, d_w_gate_up, d_w_down, d_b_gate_up, d_b_down] from dout and _backward_data's outputs
+    (moe.backward_rest; a bias's gradient empty where it is absent); the weight gradients in the layouts the
+    flags say (moe.weight_grad_like), decided from the forward's inputs: the saved weights' strides may differ."""
+    state = {"dout": moe._GatheredRows(dout.to(x.dtype).contiguous(), rows), "dh": dh, "a_scaled": a_scaled, "ds": ds}
+    grads = moe.backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, scores, weight_dtype,
+                              (up_transposed, down_transposed), b_gate_up, b_down)
+    # A bias's gradient, or an empty tensor where it is absent (an op returns tensors only).
+    return [g if g is not None else x.new_empty(0) for g in grads]
 
 
 @_backward_rest.register_fake

@@ -160,7 +160,7 @@ def transposed_view(w: torch.Tensor) -> bool:
 
 
 def weight_grad_like(w: torch.Tensor, transposed: bool) -> torch.Tensor:
-    """An empty tensor of w's shape in the layout backward_step gives its gradient: the transposed view
+    """An empty tensor of w's shape in the layout backward_rest gives its gradient: the transposed view
     of a contiguous tensor where `transposed`, else contiguous. (The custom op's fake says so too.)"""
     if transposed:
         return w.new_empty((*w.shape[:-2], w.shape[-1], w.shape[-2])).transpose(-2, -1)
@@ -208,14 +208,19 @@ def backward_data(dout, w_down, offsets, rows, h, scores, activation: str, gate_
     return {"dout": dout_rows, "dh": dh, "a_scaled": a_scaled, "ds": ds}
 
 
-def backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, weight_dtype, grad_layouts=(False, False),
-                  ds_extra=None):
+def backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, scores, weight_dtype, grad_layouts=(False, False),
+                  b_gate_up=None, b_down=None):
     """The backward after backward_data (MOE_STEP.md steps 5-8): (dx, d_topk_weights, d_w_gate_up,
-    d_w_down). Takes the intermediates out of backward_data's dict (emptied), so that each is freed
-    as soon as this step is done with it (a caller's reference would keep it to the end)."""
+    d_w_down, d_b_gate_up, d_b_down), a bias's gradient None where it has none. Takes the
+    intermediates out of backward_data's dict (emptied), so that each is freed as soon as this step
+    is done with it (a caller's reference would keep it to the end). grad_layouts: whether each
+    weight gradient (gate/up, down) is made as the transposed view of a contiguous tensor
+    (transposed_view of the weight as the forward was given it: its strides may differ under
+    torch.compile, so the forward decides)."""
     up_t, down_t = grad_layouts
     tokens, k = pair.shape
     dout, dh, a_scaled, ds = (state.pop(key) for key in ("dout", "dh", "a_scaled", "ds"))
+    d_b1, d_b2, ds_extra = bias_gradients(dout.source, dh, offsets, pair, scores, b_gate_up is not None, b_down)
     # The data gradient first: its (S, H) rows are combined and freed before the weight gradients
     # (E x the weights' size) exist, so they never share the peak (Qwen3-30B-A3B at T = 8192: 268 MB).
     dxs = step_grouped_mm(dh, w_gate_up.transpose(-2, -1), offsets)     # (S, H)
@@ -235,18 +240,8 @@ def backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, weight_dtype
     d_w_gate_up = _weight_gradient(x, dh, offsets, rows, True, up_t)  # (E, H, N_up)
     if d_w_gate_up is None:
         d_w_gate_up = grouped_mm(x[rows.long()].t(), dh, offsets)
-    return dx, d_topk, _in_layout(d_w_gate_up.to(w_gate_up.dtype), up_t), _in_layout(d_w_down.to(w_down.dtype), down_t)
-
-
-def backward_step(dout, x, w_gate_up, w_down, offsets, rows, pair, h, scores, weight_dtype, activation: str,
-                  gate_layout: str, grad_layouts=(False, False)):
-    """The backward (MOE_STEP.md steps 4-8): (dx, d_topk_weights, d_w_gate_up, d_w_down). grad_layouts:
-    whether each weight gradient (gate/up, down) is made as the transposed view of a contiguous tensor
-    (transposed_view of the weight as the forward was given it: its strides may differ here under
-    torch.compile, so they are decided there). The caller holds h to the end here; the eager layer
-    calls the two halves itself and drops h between them."""
-    state = backward_data(dout.to(x.dtype), w_down, offsets, rows, h, scores, activation, gate_layout)
-    return backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, weight_dtype, grad_layouts)
+    return (dx, d_topk, _in_layout(d_w_gate_up.to(w_gate_up.dtype), up_t), _in_layout(d_w_down.to(w_down.dtype), down_t),
+            None if d_b1 is None else d_b1.to(b_gate_up.dtype), None if d_b2 is None else d_b2.to(b_down.dtype))
 
 
 def _saved_tensor_hooks_active() -> bool:
@@ -297,12 +292,8 @@ class _MoEExperts(torch.autograd.Function):
                        bias=b_gate_up)
         state = backward_data(dout.to(x.dtype), w_down, offsets, rows, h, scores, ctx.activation, ctx.gate_layout)
         del h, kept  # without hooks the context's reference is gone too: h is freed here
-        d_b1, d_b2, ds_extra = bias_gradients(state["dout"].source, state["dh"], offsets, pair, scores,
-                                              b_gate_up is not None, b_down)
-        dx, d_topk, d_w1, d_w2 = backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, ctx.weight_dtype,
-                                               ctx.grad_layouts, ds_extra)
-        d_b1 = None if d_b1 is None else d_b1.to(b_gate_up.dtype)
-        d_b2 = None if d_b2 is None else d_b2.to(b_down.dtype)
+        dx, d_topk, d_w1, d_w2, d_b1, d_b2 = backward_rest(state, x, w_gate_up, w_down, offsets, rows, pair, scores,
+                                                           ctx.weight_dtype, ctx.grad_layouts, b_gate_up, b_down)
         return dx, None, d_topk, d_w1, d_w2, None, None, d_b1, d_b2
 
 
