@@ -12,12 +12,10 @@
 #include <utility>
 
 #include "cpu/element_io.hpp"
-#include "cuda/context.hpp"
-#include "cuda/device.hpp"
-#include "cuda/driver_api.hpp"
 #include "cuda/launch.hpp"
 #include "gemmops/moe.hpp"
 #include "moe/gather_reduce_kernels.hpp"
+#include "moe/moe_device.hpp"
 #include "moe/gather_reduce_params.cuh"
 #include "simt/arch_modules.hpp"
 
@@ -25,8 +23,6 @@ namespace gemmops {
 namespace {
 
 namespace k = kernels::moe;
-
-constexpr int kMinCc = 80;  // cvt.rn.bf16.f32
 
 /// The host's loop: the kernel's arithmetic (one fma per choice, in choice order) element by element.
 void gather_reduce_on_host(const GatherReduceArguments& a) {
@@ -77,14 +73,9 @@ const simt::ArchModules& modules_for(DType in, DType out, int vec) {
 
 Status gather_reduce_on_device(const GatherReduceArguments& a, Stream stream) {
   const int ordinal = a.rows.device.index;
-  GEMMOPS_TRY(cuda::make_current(ordinal));
-  GEMMOPS_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
-  GEMMOPS_ASSIGN_OR_RETURN(cuda::DeviceFacts facts, cuda::device_facts(ordinal));
-  if (facts.cc < kMinCc) {
-    return unsupported("rows: gather_reduce needs a device of compute capability 8.0 or later; device " +
-                       std::to_string(ordinal) + " is " + std::to_string(facts.cc / 10) + "." +
-                       std::to_string(facts.cc % 10));
-  }
+  GEMMOPS_ASSIGN_OR_RETURN(const moe::MoeDevice device, moe::moe_device(ordinal, "rows", "gather_reduce"));
+  const cuda::DriverApi* api = device.api;
+  const cuda::DeviceFacts& facts = device.facts;
   const int vec = vector_width(a);
   GEMMOPS_ASSIGN_OR_RETURN(std::shared_ptr<const simt::ArchModule> arch,
                            modules_for(a.rows.dtype, a.out.dtype, vec).for_cc(facts.cc));

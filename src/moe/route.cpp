@@ -7,11 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "cuda/context.hpp"
-#include "cuda/device.hpp"
-#include "cuda/driver_api.hpp"
 #include "cuda/launch.hpp"
 #include "gemmops/moe.hpp"
+#include "moe/moe_device.hpp"
 #include "moe/route_kernels.hpp"
 #include "moe/route_params.cuh"
 #include "simt/arch_modules.hpp"
@@ -20,8 +18,6 @@ namespace gemmops {
 namespace {
 
 namespace k = kernels::moe;
-
-constexpr int kMinCc = 80;  // __match_any_sync (7.0), as the other MoE kernels
 
 int64_t chunks_of(int64_t pairs) { return (pairs + k::kChunk - 1) / k::kChunk; }
 
@@ -61,14 +57,8 @@ const simt::ArchModules& route_modules() {
 
 Status route_on_device(const RouteArguments& a, Stream stream, Workspace workspace) {
   const int ordinal = a.topk_ids.device.index;
-  GEMMOPS_TRY(cuda::make_current(ordinal));
-  GEMMOPS_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
-  GEMMOPS_ASSIGN_OR_RETURN(cuda::DeviceFacts facts, cuda::device_facts(ordinal));
-  if (facts.cc < kMinCc) {
-    return unsupported("topk_ids: route needs a device of compute capability 8.0 or later; device " +
-                       std::to_string(ordinal) + " is " + std::to_string(facts.cc / 10) + "." +
-                       std::to_string(facts.cc % 10));
-  }
+  GEMMOPS_ASSIGN_OR_RETURN(const moe::MoeDevice device, moe::moe_device(ordinal, "topk_ids", "route"));
+  const cuda::DriverApi* api = device.api;
   const int64_t pairs = a.topk_ids.numel();
   const std::size_t need = route_workspace_size(pairs, a.num_experts);
   if (need > 0 && (workspace.data == nullptr || workspace.bytes < need)) {
@@ -76,7 +66,7 @@ Status route_on_device(const RouteArguments& a, Stream stream, Workspace workspa
                             std::to_string(pairs) + " pairs and " + std::to_string(a.num_experts) +
                             " experts (route_workspace_size); got " + std::to_string(workspace.bytes));
   }
-  GEMMOPS_ASSIGN_OR_RETURN(std::shared_ptr<const simt::ArchModule> arch, route_modules().for_cc(facts.cc));
+  GEMMOPS_ASSIGN_OR_RETURN(std::shared_ptr<const simt::ArchModule> arch, route_modules().for_cc(device.facts.cc));
   const auto& names = arch->compiled->lowered_names;
   k::RouteParams p{};
   p.ids = static_cast<const int*>(a.topk_ids.data);
