@@ -144,6 +144,23 @@ class Timer:
         return g.replay
 
 
+def timed_row(shape, dist, scenario, op, t, flops, bytes_moved, err, repro, t_memory=float("nan")):
+    """A row's columns from its timings `t` ("ours", "ours again", "torch" (nan where torch refused),
+    "dense", and the A/B candidates): times, rates, the roofline's and the speed-ups."""
+    model, _, G, M, N, K, bound = shape
+    t_ops, t_torch, t_dense = t["ours"], t.get("torch", float("nan")), t["dense"]
+    return {
+        "model": model, "scenario": scenario, "dist": dist, "G": G, "TotalM": M, "N": N, "K": K, "bound": bound,
+        "operator": op.name, "gemmops_us": t_ops, "gemmops_repeat_us": t["ours again"], "torch_us": t_torch,
+        "dense_us": t_dense,
+        "gemmops_tflops": flops / t_ops / 1e6, "torch_tflops": flops / t_torch / 1e6, "dense_tflops": flops / t_dense / 1e6,
+        "gemmops_tbps": bytes_moved / t_ops / 1e6, "speedup_vs_torch": t_torch / t_ops,
+        "frac_of_dense": t_dense / t_ops, "rel_err": err,
+        **roofline_columns(flops, bytes_moved, t_ops, t_torch, t_memory),
+        "repro": repro, **ab_columns(t, t_ops),
+    }
+
+
 def bench_one(timer, shape, dist, gen, check=True):
     model, scenario, G, M, N, K, bound = shape
     sizes = group_sizes(M, G, dist, gen)
@@ -170,7 +187,6 @@ def bench_one(timer, shape, dist, gen, check=True):
         "torch": lambda: torch._grouped_mm(A, B, offs=offsets, out_dtype=torch.bfloat16),
         "dense": lambda: torch.mm(A, W), **memory_pass, **ab_candidates(op, args),
         **(quack_candidates(A, B, offsets, QUACK_TUNED) if PEERS else {})})
-    t_ops, t_torch, t_dense = t["ours"], t["torch"], t["dense"]
 
     err = float("nan")
     if check:
@@ -179,16 +195,10 @@ def bench_one(timer, shape, dist, gen, check=True):
         err = ((out[:rows].float() - ref[:rows]).norm() / ref[:rows].norm().clamp_min(1e-30)).item()
     flops = 2.0 * M * N * K
     bytes_moved = weight_bytes + M * K * 2 + M * N * 2
-    return {
-        "model": model, "scenario": scenario, "dist": dist, "G": G, "TotalM": M, "N": N, "K": K, "bound": bound,
-        "operator": op.name, "gemmops_us": t_ops, "gemmops_repeat_us": t["ours again"], "torch_us": t_torch, "dense_us": t_dense,
-        "gemmops_tflops": flops / t_ops / 1e6, "torch_tflops": flops / t_torch / 1e6, "dense_tflops": flops / t_dense / 1e6,
-        "gemmops_tbps": bytes_moved / t_ops / 1e6, "speedup_vs_torch": t_torch / t_ops,
-        "frac_of_dense": t_dense / t_ops, "rel_err": err,
-        **roofline_columns(flops, bytes_moved, t_ops, t_torch, t.get("memory pass", float("nan"))),
-        "repro": f"python3 bench/bench_grouped.py --filter '{model}' --dists {dist}", **ab_columns(t, t_ops),
-        **(peer_columns(t, t_ops, flops) if PEERS else {}),
-    }
+    return {**timed_row(shape, dist, scenario, op, t, flops, bytes_moved, err,
+                        f"python3 bench/bench_grouped.py --filter '{model}' --dists {dist}",
+                        t.get("memory pass", float("nan"))),
+            **(peer_columns(t, t["ours"], flops) if PEERS else {})}
 
 
 def bench_one_wgrad(timer, shape, dist, gen, check=True):
@@ -215,23 +225,16 @@ def bench_one_wgrad(timer, shape, dist, gen, check=True):
     except RuntimeError as e:  # said in the row, not hidden
         print(f"  torch._grouped_mm refused: {str(e).splitlines()[0][:120]}")
     t = timer.interleaved_medians_us(candidates)
-    t_ops, t_torch, t_dense = t["ours"], t.get("torch", float("nan")), t["dense"]
 
     err = float("nan")
-    if check and not math.isnan(t_torch):
+    if check and "torch" in t:
         ref = torch._grouped_mm(X.t(), dY, offs=offsets, out_dtype=torch.bfloat16).float()
         err = ((out.float() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
     flops = 2.0 * M * N * K
     bytes_moved = M * K * 2 + M * N * 2 + G * K * N * 2  # both activations read once, every dB written
-    return {
-        "model": model, "scenario": scenario + " wgrad", "dist": dist, "G": G, "TotalM": M, "N": N, "K": K,
-        "bound": bound, "operator": op.name, "gemmops_us": t_ops, "gemmops_repeat_us": t["ours again"], "torch_us": t_torch, "dense_us": t_dense,
-        "gemmops_tflops": flops / t_ops / 1e6, "torch_tflops": flops / t_torch / 1e6, "dense_tflops": flops / t_dense / 1e6,
-        "gemmops_tbps": bytes_moved / t_ops / 1e6, "speedup_vs_torch": t_torch / t_ops,
-        "frac_of_dense": t_dense / t_ops, "rel_err": err,
-        **roofline_columns(flops, bytes_moved, t_ops, t_torch, t.get("memory pass", float("nan"))),
-        "repro": f"python3 bench/bench_grouped.py --form wgrad --filter '{model}' --dists {dist}", **ab_columns(t, t_ops),
-    }
+    return timed_row(shape, dist, scenario + " wgrad", op, t, flops, bytes_moved, err,
+                     f"python3 bench/bench_grouped.py --form wgrad --filter '{model}' --dists {dist}",
+                     t.get("memory pass", float("nan")))
 
 
 def bench_one_dgrad(timer, shape, dist, gen, check=True):
@@ -255,7 +258,6 @@ def bench_one_dgrad(timer, shape, dist, gen, check=True):
         "ours": run_ops, "ours again": run_ops,
         "torch": lambda: torch._grouped_mm(dY, W, offs=offsets, out_dtype=torch.bfloat16),
         "dense": lambda: torch.mm(dY, Wd), **ab_candidates(op, args)})
-    t_ops, t_torch, t_dense = t["ours"], t["torch"], t["dense"]
     err = float("nan")
     if check:
         ref = torch._grouped_mm(dY, W, offs=offsets, out_dtype=torch.bfloat16).float()
@@ -263,16 +265,8 @@ def bench_one_dgrad(timer, shape, dist, gen, check=True):
         err = ((out[:rows].float() - ref[:rows]).norm() / ref[:rows].norm().clamp_min(1e-30)).item()
     flops = 2.0 * M * N * K
     bytes_moved = sum(1 for s_ in sizes if s_ > 0) * K * N * 2 + M * N * 2 + M * K * 2
-    return {
-        "model": model, "scenario": scenario + " dgrad", "dist": dist, "G": G, "TotalM": M, "N": N, "K": K,
-        "bound": bound, "operator": op.name, "gemmops_us": t_ops, "gemmops_repeat_us": t["ours again"],
-        "torch_us": t_torch, "dense_us": t_dense,
-        "gemmops_tflops": flops / t_ops / 1e6, "torch_tflops": flops / t_torch / 1e6, "dense_tflops": flops / t_dense / 1e6,
-        "gemmops_tbps": bytes_moved / t_ops / 1e6, "speedup_vs_torch": t_torch / t_ops,
-        "frac_of_dense": t_dense / t_ops, "rel_err": err,
-        **roofline_columns(flops, bytes_moved, t_ops, t_torch, float("nan")),
-        "repro": f"python3 bench/bench_grouped.py --form dgrad --filter '{model}' --dists {dist}", **ab_columns(t, t_ops),
-    }
+    return timed_row(shape, dist, scenario + " dgrad", op, t, flops, bytes_moved, err,
+                     f"python3 bench/bench_grouped.py --form dgrad --filter '{model}' --dists {dist}")
 
 
 SWEEP = []  # with --sweep: (form, model, scenario, dist, G, TotalM, N, K, operator, heuristic rank, us)
