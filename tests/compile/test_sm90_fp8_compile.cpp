@@ -50,9 +50,7 @@ TEST(Sm90Fp8Compile, every_fp8_operator_compiles_from_fake_scaled_tensors) {
     ASSERT_TRUE(artifact) << artifact.status().to_string();
     EXPECT_NE(artifact->description().find("ElemType::e4m3"), std::string::npos) << artifact->description();
     // torch's rowwise scales: the kernel of the other kind.
-    GroupedGemmArguments row = g;
-    row.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {256}, Device::cuda(0)), ScaleGranularity::row};
-    row.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {4, 256}, Device::cuda(0)), ScaleGranularity::row};
+    const GroupedGemmArguments row = testing::make_fp8_grouped_rowwise(4, 256, 320, 256);
     const Status rs = op->supports(row);
     ASSERT_TRUE(rs) << rs.to_string();
     auto row_artifact = op->compile(row);

@@ -94,6 +94,15 @@ inline GroupedGemmArguments make_fp8_grouped(int64_t groups = 4, int64_t total_m
   return g;
 }
 
+/// make_fp8_grouped with torch's rowwise scales instead of blocks: A's (TotalM,), B's (G, N).
+inline GroupedGemmArguments make_fp8_grouped_rowwise(int64_t groups = 4, int64_t total_m = 256, int64_t k = 320,
+                                                     int64_t n = 256) {
+  GroupedGemmArguments g = make_fp8_grouped(groups, total_m, k, n);
+  g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {total_m}, g.A.device), ScaleGranularity::row};
+  g.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {groups, n}, g.A.device), ScaleGranularity::row};
+  return g;
+}
+
 /// The masked layout of make_fp8_grouped: A (G, MaxM, K) e4m3 with (G, MaxM, KB) 1x128 scales,
 /// B (G, K, N) K-major with (G, NB, KB) 128x128 scales, out (G, MaxM, N) bf16, offsets (G,) row counts.
 inline GroupedGemmArguments make_fp8_masked(int64_t groups = 4, int64_t max_m = 128, int64_t k = 320,

@@ -100,7 +100,7 @@ TEST(Sm90Fp8Support, refuses_other_granularities_and_layouts_naming_the_operand)
   expect_refused(*op, g, "a_scales: tensor scaling is not served by this operator");
   // A row with B blocks (or the other way): the two kinds do not mix.
   g = testing::make_fp8_grouped(4, 256, 320, 256);
-  g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {256}, cuda), ScaleGranularity::row};
+  g.a_scales = testing::make_fp8_grouped_rowwise(4, 256, 320, 256).a_scales;
   expect_refused(*op, g, "b_scales: the fp8 main loop takes A block_1x128 with B block_128x128, or A row with B row");
   g = testing::make_fp8_grouped(4, 256, 320, 256);
   g.a_scales = OperandScales{TensorDesc(DType::fp32, {256, 3}, {1, 256}, cuda), ScaleGranularity::block_1x128,
@@ -114,12 +114,9 @@ TEST(Sm90Fp8Support, refuses_other_granularities_and_layouts_naming_the_operand)
 TEST(Sm90Fp8Support, serves_rowwise_scales_with_contiguous_columns_of_b) {
   const OperatorPtr op = fp8_operator();
   ASSERT_NE(op, nullptr);
-  const Device cuda = Device::cuda(0);
-  GroupedGemmArguments g = testing::make_fp8_grouped(4, 256, 320, 256);
-  g.a_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {256}, cuda), ScaleGranularity::row};
-  g.b_scales = OperandScales{TensorDesc::contiguous(DType::fp32, {4, 256}, cuda), ScaleGranularity::row};
+  GroupedGemmArguments g = testing::make_fp8_grouped_rowwise(4, 256, 320, 256);
   EXPECT_TRUE(op->supports(g, kHopper)) << op->supports(g, kHopper).to_string();
-  g.b_scales->scales = TensorDesc(DType::fp32, {4, 256}, {1, 4}, cuda);  // columns strided
+  g.b_scales->scales = TensorDesc(DType::fp32, {4, 256}, {1, 4}, Device::cuda(0));  // columns strided
   expect_refused(*op, g, "b_scales: the fp8 main loop reads B's row scales (G, N) with the columns contiguous");
 }
 
