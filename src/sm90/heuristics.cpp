@@ -144,6 +144,10 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const Machi
   double k_block_us = 2.0 * t.tile_m * t.tile_n * t.tile_k / (sm_flops * cal.mainloop_efficiency) * 1e6;
   const double esize = double(size_of(p.a->dtype));
   const double a_bytes = double(p.rows) * double(p.k) * esize;
+  // DRAM reads a gathered A's source rows once (a token's k pairs read one row of x); the tiles
+  // still read one row per product row (a_bytes) from L2.
+  const bool gathered_rows = !k_grouped && p.gather_a && p.a != nullptr;
+  const double a_dram_bytes = gathered_rows ? std::min(a_bytes, double(p.a->size(0)) * double(p.k) * esize) : a_bytes;
   const double b_bytes = double(p.k) * double(p.n) * esize * weight_groups;
   if (!k_grouped && t.stages > 1) {
     // The ring keeps stages - 1 stages loading while one is consumed, so a k-block takes at least a
@@ -154,14 +158,17 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const Machi
     // (first pick 1.8% -> 1.35% off the fastest design on each; bench/NOTES.md v11). The K-grouped
     // estimates carry their own fitted scales and were no better with it (1.003 -> 1.004).
     const double tile_reads = a_bytes * n_tiles + double(p.k) * double(p.n) * esize * m_units;
-    const double miss = tile_reads > 0 ? std::min(1.0, (a_bytes + b_bytes) / tile_reads) : 0.0;
+    const double miss = tile_reads > 0 ? std::min(1.0, (a_dram_bytes + b_bytes) / tile_reads) : 0.0;
     k_block_us = std::max(k_block_us, (model.load_latency_us + model.dram_miss_latency_us * miss) / (t.stages - 1));
   }
   const double tile_us = k_block_us * k_blocks;
   // Storing a tile from registers stalls the main loop for its bytes; the TMA epilogue overlaps
   // most of that with the next tile. A split unit writes (or the last one reads) fp32 partials.
   const double out_esize = double(size_of(p.out->dtype));
-  const double store_us = double(t.tile_m) * t.tile_n * out_esize / (model.store_bandwidth / model.sms) * 1e6;
+  // The epilogue's second operands (the pre-activation kept, the activation's backward) add their
+  // bytes to the tile's store; ping-pong hides them as it hides the store.
+  const double epilogue_esize = p.epilogue_bytes_per_element > 0 ? p.epilogue_bytes_per_element : out_esize;
+  const double store_us = double(t.tile_m) * t.tile_n * epilogue_esize / (model.store_bandwidth / model.sms) * 1e6;
   const double partial_us =
       splits > 1 ? double(t.tile_m) * t.tile_n * 4.0 * (splits - 1) / (model.store_bandwidth / model.sms) * 1e6 : 0.0;
   const double epilogue_us =
@@ -179,14 +186,17 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const Machi
   const double compute_us = busiest_us + (pingpong ? epilogue_us : 0.0);
   // DRAM: every operand once (the raster keeps a group's B in L2 while its M tiles pass). L2: A once
   // per N tile, B once per M unit (a cluster's multicast serves all its CTAs), out once.
-  const double out_bytes = double(p.out_rows) * double(p.n) * out_esize;
-  const double dram_us = (a_bytes + b_bytes + out_bytes) / (model.dram_bandwidth * cal.bandwidth_efficiency) * 1e6;
+  const double out_bytes = double(p.out_rows) * double(p.n) * epilogue_esize;
+  const double dram_us = (a_dram_bytes + b_bytes + out_bytes) / (model.dram_bandwidth * cal.bandwidth_efficiency) * 1e6;
   const double b_tile_reads = double(p.k) * double(p.n) * esize * (k_grouped ? m_units_per_group : m_tiles / t.cluster_m);
   // Measured on the forward (M-grouped) form only; the K-grouped form's operands are not K-major.
   auto misaligned = [&](Major major, int64_t row_stride) {
     return !k_grouped && major == Major::k && (row_stride * int64_t(esize)) % 32 != 0;
   };
-  const double a_l2_cost = misaligned(p.a_major, p.a_stride) ? model.misaligned_row_l2_cost : 1.0;
+  // A's rows gathered (M-grouped) come by the producer's cp.async, not TMA: the model's own cost.
+  const double a_l2_cost = gathered_rows ? model.gathered_row_l2_cost
+                           : misaligned(p.a_major, p.a_stride) ? model.misaligned_row_l2_cost
+                                                               : 1.0;
   const double b_l2_cost = misaligned(p.b_major, p.b_n_stride) ? model.misaligned_row_l2_cost : 1.0;
   const double l2_us =
       (a_bytes * n_tiles * a_l2_cost + b_tile_reads * b_l2_cost + out_bytes) / model.l2_bandwidth * 1e6;

@@ -146,11 +146,16 @@ void bind_epilogue(const EpilogueOps& ops, KernelProblem* p) {
   p->pre_activation = nullptr;
   p->scaled_activation = nullptr;
   p->score_grad_partials = nullptr;
+  const bool gated = ops.activation == Activation::swiglu || ops.activation == Activation::swiglu_oss;
+  const double element = p->out != nullptr ? static_cast<double>(size_of(p->out->dtype)) : 2.0;
+  p->epilogue_bytes_per_element = 0;
   if (ops.pre_activation) {
     p->pre_activation = ops.pre_activation->data;
     p->pre_activation_row_stride = ops.pre_activation->stride(0);
+    p->epilogue_bytes_per_element = element * (gated ? 1.5 : 2.0);  // out (half the columns, gated) and h
   }
   if (const auto& g = ops.activation_grad) {
+    p->epilogue_bytes_per_element = element * (gated ? 5.0 : 3.0);  // h read, dh and s act(h) written
     p->pre_activation = g->pre_activation.data;  // read: h
     p->pre_activation_row_stride = g->pre_activation.stride(0);
     p->scaled_activation = g->scaled_activation.data;

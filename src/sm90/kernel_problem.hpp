@@ -49,6 +49,10 @@ struct KernelProblem {
   int64_t scaled_activation_row_stride = 0;
   float* score_grad_partials = nullptr;
   int64_t score_grad_row_stride = 0;
+  // Bytes the epilogue moves per element of the product when it has second operands (the estimate's
+  // store cost): the forward's a and h (1.5 elements, gated), the backward's h read, dh and s act(h)
+  // written (5, gated; 3 plain). 0: out's element size (every other epilogue, as before).
+  double epilogue_bytes_per_element = 0;
   // The fp8 main loop's scales (ScaleParams; fp8_scales.hpp): A's 1x128 and B's 128x128, K-major.
   const float* a_scales = nullptr;
   const float* b_scales = nullptr;

@@ -30,6 +30,10 @@ struct MachineModel {
   /// A K-major operand whose rows start 16 bytes off a 32-byte sector streams its tiles this much
   /// slower (fitted on gpt-oss-120b TP8 down at K = 352, 360, 368, 384; bench/NOTES.md v11).
   double misaligned_row_l2_cost;
+  /// A's rows gathered through an index (the M-grouped gathered A: 16-byte cp.async copies by the
+  /// producer warpgroup, Hopper's TMA having no row gather) stream from L2 this much slower than
+  /// TMA's boxes. 1 on the H200 (its pick and the 2-CTA twin tied); the H100's from its step pieces.
+  double gathered_row_l2_cost;
 };
 
 /// An H200 (SXM, 700 W): the model every estimate used before there were several, and still the
@@ -51,6 +55,7 @@ inline constexpr MachineModel kH200{
     .load_latency_us = 1.2,
     .dram_miss_latency_us = 2.0,
     .misaligned_row_l2_cost = 2.8,
+    .gathered_row_l2_cost = 1.0,
 };
 
 }  // namespace gemmops::sm90

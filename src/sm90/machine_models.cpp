@@ -40,22 +40,36 @@ constexpr MachineModel with_part(std::string_view name, std::string_view calibra
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
+// The H100's gathered rows, from its step pieces (bench/NOTES.md v20-v23): Qwen3-30B-A3B's up
+// projection with x's rows gathered ran the 1-CTA 64x256 ping-pong pick 9-20% slower than its
+// 2-CTA twin (B multicast: fewer L2 bytes beside the cp.async rows), where the H200 tied them. 3 is
+// the smallest whole value at which the picks of both gathered pieces (the up projection and the
+// dgated GEMM, every design timed on the H100 in v22) are their fastest designs, within 0.3%; at 2
+// the dgated pick is 7% behind. A sweep of the gathered forms per device is to refit it. The parts
+// that take the H100's calibrations take it.
+constexpr double kH100GatheredRowL2Cost = 3.0;
+
+constexpr MachineModel with_h100_gather(MachineModel m) {
+  m.gathered_row_l2_cost = kH100GatheredRowL2Cost;
+  return m;
+}
+
 // H100 SXM5 80 GB: the H200's die, clocks and power, so the same SMs and peak; HBM3 at 3.35 TB/s
 // (its copy rate scaled from the H200's by the datasheet rates) and 50 MB of L2. Its fitted fields
 // and calibrations are the H200's until an H100 sweep is fitted ("h100_sxm" calibrations fall back
 // to the H200's design table: calibrations.cpp).
-constexpr MachineModel kH100Sxm = with_part("h100_sxm", "h100_sxm", 132, 1.98e9, 3.35e12, 50 * kMiB, kH200.peak_flops);
+constexpr MachineModel kH100Sxm = with_h100_gather(with_part("h100_sxm", "h100_sxm", 132, 1.98e9, 3.35e12, 50 * kMiB, kH200.peak_flops));
 // H800 SXM: an H100 SXM with fewer NVLinks, which no single-GPU estimate sees.
-constexpr MachineModel kH800 = with_part("h800", "h100_sxm", 132, 1.98e9, 3.35e12, 50 * kMiB, kH200.peak_flops);
+constexpr MachineModel kH800 = with_h100_gather(with_part("h800", "h100_sxm", 132, 1.98e9, 3.35e12, 50 * kMiB, kH200.peak_flops));
 // H100 PCIe 80 GB (350 W): 114 SMs at 1.755 GHz, HBM2e at 2.0 TB/s; peak from the formula above
 // (114 x 1.755 GHz x 4096 x the H200's sustained share = 600 TFLOP/s, 1/1.3 of the SXM's).
 constexpr MachineModel kH100Pcie =
-    with_part("h100_pcie", "h100_sxm", 114, 1.755e9, 2.0e12, 50 * kMiB, dense_flops(114, 1.755e9));
+    with_h100_gather(with_part("h100_pcie", "h100_sxm", 114, 1.755e9, 2.0e12, 50 * kMiB, dense_flops(114, 1.755e9)));
 // H20: 78 SMs and HBM3 at 4.0 TB/s, but its tensor rate is capped far below what its SMs and clock
 // would give (148 TFLOP/s dense bf16 on the datasheet), so the peak is the datasheet's times the
 // share of its datasheet's 989.4 TFLOP/s the H200 model sustains.
 constexpr MachineModel kH20 =
-    with_part("h20", "h100_sxm", 78, 1.98e9, 4.0e12, 60 * kMiB, 148e12 * (kH200.peak_flops / 989.4e12));
+    with_h100_gather(with_part("h20", "h100_sxm", 78, 1.98e9, 4.0e12, 60 * kMiB, 148e12 * (kH200.peak_flops / 989.4e12)));
 
 constexpr std::array kNamed{kH200, kH100Sxm, kH100Pcie, kH800, kH20};
 
@@ -121,7 +135,7 @@ std::uint64_t fingerprint(const MachineModel& m) {
     for (char c : s) mix(static_cast<unsigned char>(c));
   for (double v : {m.boost_clock_hz, m.spec_dram_bandwidth, m.l2_bytes, m.sms, m.peak_flops, m.dram_bandwidth,
                    m.l2_bandwidth, m.launch_us, m.store_bandwidth, m.tma_store_share, m.split_k_memset_us,
-                   m.load_latency_us, m.dram_miss_latency_us, m.misaligned_row_l2_cost})
+                   m.load_latency_us, m.dram_miss_latency_us, m.misaligned_row_l2_cost, m.gathered_row_l2_cost})
     mix(std::bit_cast<std::uint64_t>(v));
   return h;
 }

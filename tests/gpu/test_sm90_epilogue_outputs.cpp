@@ -61,7 +61,7 @@ const char* const kDesigns[] = {"128x128x64_c1x1_s6_pingpong", "128x256x64_c2x1_
                                 "64x256x64_c1x1_s5_pingpong", "64x256x64_c2x1_s5_pingpong",
                                 "128x192x64_c1x1_s5_pingpong"};
 /// With A's rows gathered too (the MoE step's up projection and dgated GEMM): the designs the ranking
-/// picks for them, and the 2-CTA 64x256 ping-pong the H100's step timings favour (each also in kDesigns).
+/// picks for them on the H100 and the H200 (each also in kDesigns).
 const char* const kGatheredDesigns[] = {"64x256x64_c1x1_s5_pingpong", "64x256x64_c2x1_s5_pingpong",
                                         "128x128x64_c1x1_s6_pingpong"};
 

@@ -55,7 +55,7 @@ TEST(MachineModel, each_part_gets_its_model) {
   EXPECT_EQ(machine_model_for(facts("NVIDIA H200 MIG 3g.71gb", 60, 1980000, 3201000, 6144)).name, "hopper_default");
 }
 
-TEST(MachineModel, h200_is_unchanged_and_h100_differs_only_in_its_memory) {
+TEST(MachineModel, h200_is_unchanged_and_h100_differs_in_its_memory_and_gathered_rows) {
   const MachineModel h200 = *machine_model_named("h200");
   EXPECT_EQ(h200.sms, 132);
   EXPECT_EQ(h200.peak_flops, 784e12);
@@ -171,6 +171,58 @@ TEST(MachineModelEstimate, bandwidth_bound_rows_slow_down_with_the_memory_and_co
   const double prefill_ratio = best_estimate(prefill.kp, h100) / best_estimate(prefill.kp, h200);
   EXPECT_GE(prefill_ratio, 1.0);
   EXPECT_LT(prefill_ratio, 1.05);
+}
+
+/// Qwen3-30B-A3B's up projection as moe_experts runs it: x (T, H) gathered by the pairs' token index,
+/// SwiGLU with the pre-activation kept.
+Arguments gathered_up(Device device = kAbsent) {
+  const int64_t t = 8192, h = 2048, i = 768, e = 128, s = t * 8;
+  GroupedGemmArguments g{TensorDesc::contiguous(DType::bf16, {t, h}, device),
+                         TensorDesc(DType::bf16, {e, h, 2 * i}, {h * 2 * i, 1, h}, device),
+                         TensorDesc::contiguous(DType::bf16, {s, i}, device), DType::fp32,
+                         TensorDesc::contiguous(DType::i32, {e}, device)};
+  g.zero_tail = true;
+  g.a_row_index = TensorDesc::contiguous(DType::i32, {s}, device);
+  g.epilogue.activation = Activation::swiglu;
+  g.epilogue.pre_activation = TensorDesc::contiguous(DType::bf16, {s, 2 * i}, device);
+  return g;
+}
+
+TEST(MachineModelEstimate, gathered_rows_cost_the_h100_more_l2_time_and_the_second_operands_count) {
+  const MachineModel h200 = *machine_model_named("h200"), h100 = *machine_model_named("h100_sxm");
+  EXPECT_EQ(h200.gathered_row_l2_cost, 1.0);  // the H200's picks tied
+  EXPECT_EQ(h100.gathered_row_l2_cost, 3.0);
+  const Problem up(gathered_up());
+  EXPECT_EQ(up.kp.epilogue_bytes_per_element, 3.0);  // a (half the columns) and h, bf16
+  // The 1-CTA 64x256 ping-pong reads B once per 64 rows beside the gathered rows: on the H100 its
+  // estimate rises above the 2-CTA twin's (B multicast), which the H100 measured 9-20% faster.
+  auto design = [](int cluster_m) {
+    for (const Sm90Design& d : sm90_designs())
+      if (d.design.tile_m == 64 && d.design.tile_n == 256 && d.design.cluster_m == cluster_m &&
+          d.design.schedule == Schedule::pingpong)
+        return d;
+    ADD_FAILURE() << "no 64x256 ping-pong design with cluster " << cluster_m;
+    return sm90_designs().front();
+  };
+  EXPECT_GT(estimate_time_us(up.kp, design(1), h100), estimate_time_us(up.kp, design(2), h100));
+  // Without the gather the H100 ranks them as the H200 does.
+  GroupedGemmArguments dense = std::get<GroupedGemmArguments>(gathered_up());
+  dense.a_row_index.reset();
+  dense.A = TensorDesc::contiguous(DType::bf16, {8192 * 8, 2048}, kAbsent);
+  const Problem plain(dense);
+  EXPECT_LT(estimate_time_us(plain.kp, design(1), h100), estimate_time_us(plain.kp, design(2), h100));
+  // The activation's backward moves h in, dh and s act(h) out: 5 elements a product element, gated.
+  GroupedGemmArguments dgated = std::get<GroupedGemmArguments>(gathered_up());
+  const int64_t s = 8192 * 8, i = 768;
+  dgated.B = TensorDesc(DType::bf16, {128, 2048, i}, {i * 2048, i, 1}, kAbsent);
+  dgated.out = TensorDesc::contiguous(DType::bf16, {s, 2 * i}, kAbsent);
+  dgated.epilogue.pre_activation.reset();
+  dgated.epilogue.row_scale = TensorDesc::contiguous(DType::fp32, {s}, kAbsent);
+  dgated.epilogue.activation_grad =
+      ActivationGrad{TensorDesc::contiguous(DType::bf16, {s, 2 * i}, kAbsent), TensorDesc::contiguous(DType::bf16, {s, i}, kAbsent),
+                     TensorDesc::contiguous(DType::fp32, {s, score_grad_chunks(i)}, kAbsent)};
+  const Problem grad(dgated);
+  EXPECT_EQ(grad.kp.epilogue_bytes_per_element, 10.0);
 }
 
 TEST(MachineModelEstimate, memoised_rankings_never_mix_two_models) {
