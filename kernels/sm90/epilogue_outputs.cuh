@@ -1,9 +1,13 @@
 // kernels/sm90/epilogue_outputs.cuh: the epilogue's second operands, stored by the direct store
 // (epilogue.cuh) beside or in place of out: the forward's pre-activation (v before the activation)
 // and the activation's backward (dh, s act(h) and the per-64-column partials of dA act(h)).
-// Simplest correct first: each thread reads the h elements of its own fragment and writes
-// its own column pairs (a quad covers 16 or 32 contiguous bytes of a row); a TMA ring for h loaded
-// at the tile's start under the main loop, and staged TMA stores, are the later optimisation.
+// The forward's h is stored as out is, by quad-transposed 16-byte blocks (store_slab.cuh) where they
+// fit. The backward's thread reads the h elements of its own fragment and writes its own column
+// pairs (a quad covers 16 or 32 contiguous bytes of a row); the h words of a batch of blocks (up to
+// a 64-column block's 8) are loaded before any is used: loaded one by one between the stores (which
+// may alias them) each load waited for its own round trip, 16 a row pair on a 128-wide tile. A TMA
+// ring for h loaded at the tile's start under the main loop, and staged TMA stores, are the later
+// optimisation.
 // Nothing is written back into the accumulators: they stay live into the next tile's MMAs, and a
 // lane-dependent write into them serialises that tile's wgmma (C7518).
 // SPDX-License-Identifier: Apache-2.0
@@ -15,6 +19,7 @@
 #include "sm90/config.cuh"
 #include "sm90/epilogue_op.cuh"
 #include "sm90/params.cuh"
+#include "sm90/store_slab.cuh"
 
 namespace gemmops::kernels::sm90 {
 namespace epilogue_outputs {
@@ -37,33 +42,6 @@ __device__ __forceinline__ void unpack(uint32_t w, float& v0, float& v1) {
   } else {
     v0 = half_to_float(w & 0xFFFFu);
     v1 = half_to_float(w >> 16);
-  }
-}
-
-/// Elements idx, idx + 1 of `base` (idx even: 4- or 8-byte aligned on the host's 16-byte rows).
-/// Plain loads, not __ldg: the read-only path let ptxas hoist a tile's h loads above the earlier
-/// blocks' stores, and the registers they held spilled the 128-accumulator kernels.
-template <ElemType kType>
-__device__ __forceinline__ void load_pair(const void* base, long long idx, float& v0, float& v1) {
-  if constexpr (kType == ElemType::fp32) {
-    const float2 f = *reinterpret_cast<const float2*>(static_cast<const float*>(base) + idx);
-    v0 = f.x;
-    v1 = f.y;
-  } else {
-    unpack<kType>(*reinterpret_cast<const unsigned*>(static_cast<const uint16_t*>(base) + idx), v0, v1);
-  }
-}
-
-/// Elements idx .. idx + 3 (idx a multiple of 4).
-template <ElemType kType>
-__device__ __forceinline__ void load_quad(const void* base, long long idx, float (&v)[4]) {
-  if constexpr (kType == ElemType::fp32) {
-    const float4 f = *reinterpret_cast<const float4*>(static_cast<const float*>(base) + idx);
-    v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
-  } else {
-    const uint2 w = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(base) + idx);
-    unpack<kType>(w.x, v[0], v[1]);
-    unpack<kType>(w.y, v[2], v[3]);
   }
 }
 
@@ -136,6 +114,60 @@ __device__ __forceinline__ GatedGrad plain_grad(float x) {
   }
 }
 
+/// The 32-bit words of h a thread reads for its column pair c, c + 1 of one 8-column block j: gate and
+/// up (gated), or h (plain); twice as many words in fp32.
+template <ElemType kType, bool kGated>
+inline constexpr int kHWords = (kType == ElemType::fp32 ? 2 : 1) * (kGated ? 2 : 1);
+
+/// Loads block j's h words (plain loads, not __ldg: the read-only path let ptxas hoist a tile's h
+/// loads above the earlier blocks' stores, and the registers they held spilled the 128-accumulator
+/// kernels): interleaved h[r, 2c .. 2c + 3] = (gate c, up c, gate c + 1, up c + 1);
+/// concatenated (gate c, gate c + 1) at h_ptr and (up c, up c + 1) at h_up_ptr; plain (h c, h c + 1).
+template <ElemType kType, bool kGated, bool kInterleaved>
+__device__ __forceinline__ void load_h_words(const void* h_ptr, const void* h_up_ptr, int j,
+                                             uint32_t (&w)[kHWords<kType, kGated>]) {
+  if constexpr (kType == ElemType::fp32) {
+    if constexpr (kInterleaved) {
+      const uint4 v = *reinterpret_cast<const uint4*>(static_cast<const float*>(h_ptr) + 16 * j);
+      w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+    } else {
+      const uint2 g = *reinterpret_cast<const uint2*>(static_cast<const float*>(h_ptr) + 8 * j);
+      w[0] = g.x, w[1] = g.y;
+      if constexpr (kGated) {
+        const uint2 u = *reinterpret_cast<const uint2*>(static_cast<const float*>(h_up_ptr) + 8 * j);
+        w[2] = u.x, w[3] = u.y;
+      }
+    }
+  } else if constexpr (kInterleaved) {
+    const uint2 v = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(h_ptr) + 16 * j);
+    w[0] = v.x, w[1] = v.y;
+  } else {
+    w[0] = *reinterpret_cast<const uint32_t*>(static_cast<const uint16_t*>(h_ptr) + 8 * j);
+    if constexpr (kGated) w[1] = *reinterpret_cast<const uint32_t*>(static_cast<const uint16_t*>(h_up_ptr) + 8 * j);
+  }
+}
+
+/// (gate, up) of columns c and c + 1 from load_h_words' words (a plain activation: h in `gate`).
+template <ElemType kType, bool kGated, bool kInterleaved>
+__device__ __forceinline__ void decode_h_words(const uint32_t (&w)[kHWords<kType, kGated>], float (&gate)[2],
+                                               float (&up)[2]) {
+  if constexpr (kType == ElemType::fp32) {
+    if constexpr (kInterleaved) {
+      gate[0] = __uint_as_float(w[0]), up[0] = __uint_as_float(w[1]);
+      gate[1] = __uint_as_float(w[2]), up[1] = __uint_as_float(w[3]);
+    } else {
+      gate[0] = __uint_as_float(w[0]), gate[1] = __uint_as_float(w[1]);
+      if constexpr (kGated) up[0] = __uint_as_float(w[2]), up[1] = __uint_as_float(w[3]);
+    }
+  } else if constexpr (kInterleaved) {
+    unpack<kType>(w[0], gate[0], up[0]);
+    unpack<kType>(w[1], gate[1], up[1]);
+  } else {
+    unpack<kType>(w[0], gate[0], gate[1]);
+    if constexpr (kGated) unpack<kType>(w[1], up[0], up[1]);
+  }
+}
+
 }  // namespace epilogue_outputs
 
 /// The forward's pre-activation: v = acc (the accumulators start from the bias) at the product's
@@ -145,10 +177,40 @@ template <ElemType kOut, EpilogueOp kOp, int kTileN, int kAtoms, int kLen>
 __device__ __forceinline__ void store_pre_activation(const float (&acc)[kAtoms][kLen], const TileContext& t,
                                                      const GroupedGemmParams& p) {
   static_assert(kOp.pre_activation && !kOp.activation_grad, "the forward's second output");
-  const int tid = threadIdx.x % 128, q = tid % 4;
-  const int r_lo = t.row0 + (tid / 32) * 16 + (tid % 32) / 4;
   const int n = p.scheduler.n;
   const bool zeros = !kOp.bias && t.no_k;  // nothing set the registers
+  // Quad-transposed 16-byte stores (store_slab: full sectors, a quarter of the instructions) where
+  // every block starts on 16 bytes: always, but for the up half of concatenated halves, n / 2
+  // columns on, which may start on 8. Not beside 192 accumulators a thread (128x192 ping-pong): the
+  // transposes' registers spill there (the compile tests).
+  constexpr int kChunk = 16 / elem_bytes(kOut);
+#ifdef GEMMOPS_AB_BASELINE  // A/B against the column-pair stores (GEMMOPS_KERNEL_DEFINES); removed once timed
+  constexpr bool kSlabFits = false;
+#else
+  constexpr bool kSlabFits = kAtoms * kLen <= 128;
+#endif
+  if (kSlabFits && (!kOp.split_b() || (n / 2) % kChunk == 0)) {
+    const long long ld = p.op.pre_activation_row_stride;
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a)
+      if (a < t.live_atoms) {
+        auto value = [&](int i) { return zeros ? 0.0f : acc[a][i]; };
+        if constexpr (kOp.split_b()) {  // the gate half, then the up half (its blocks kTileN / 16 on)
+          constexpr int kHalf = kTileN / 2;
+          direct_store::store_slab<kOut, kHalf>(value, p.op.pre_activation, ld, t.row0 + 64 * a, t.row_end,
+                                                t.col0 / 2, n / 2);
+          direct_store::store_slab<kOut, kHalf>([&](int i) { return value(i + kTileN / 4); },
+                                                epilogue_outputs::element_ptr<kOut>(p.op.pre_activation, n / 2), ld,
+                                                t.row0 + 64 * a, t.row_end, t.col0 / 2, n / 2);
+        } else {
+          direct_store::store_slab<kOut, kTileN>(value, p.op.pre_activation, ld, t.row0 + 64 * a, t.row_end, t.col0, n);
+        }
+      }
+    return;
+  }
+  // Else each thread its own column pairs (4-byte stores).
+  const int tid = threadIdx.x % 128, q = tid % 4;
+  const int r_lo = t.row0 + (tid / 32) * 16 + (tid % 32) / 4;
   // The thread's first product column, and the columns left from it: with B loaded as halves
   // (gated, concatenated) the second half's blocks are n / 2 columns on, and a half ends at I.
   constexpr int kHalfBlocks = kOp.split_b() ? kTileN / 16 : kTileN / 8;
@@ -192,6 +254,15 @@ __device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms]
   constexpr bool kInterleaved = kGated && kOp.gate == Gate::interleaved;
   static_assert(kTileN % 64 == 0, "a tile covers whole 64-column partials");
   using namespace epilogue_outputs;
+  // Blocks whose h words are loaded together: as many as the registers allow without a spill (the
+  // compile tests' check): fewer on 256-wide tiles, fewer still for the clamped SwiGLU's constants
+  // and for fp32 h.
+  constexpr int kWide = kTileN <= 128 ? 8 : (kOp.act == Act::swiglu_oss ? 2 : 4);
+#ifdef GEMMOPS_AB_BASELINE  // A/B against one block's load at a time (GEMMOPS_KERNEL_DEFINES); removed once timed
+  constexpr int kBatch = 1;
+#else
+  constexpr int kBatch = kHWords<kOut, kGated> > 2 ? kWide / 2 : kWide;
+#endif
   const int tid = threadIdx.x % 128, q = tid % 4;
   const int r_lo = t.row0 + (tid / 32) * 16 + (tid % 32) / 4;
   const int n = p.scheduler.n;
@@ -224,48 +295,47 @@ __device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms]
         for (int b = 0; b < kTileN / 64; ++b) {
           float partial = 0.0f;
 #pragma unroll
-          for (int jj = 0; jj < 8; ++jj) {
-            const int j = 8 * b + jj;
-            const bool inside = 8 * j < cols_left;  // the thread's product columns c = col0 + 8 j + 2 q, c + 1
-            // (gate, up) of columns c and c + 1: zeros where nothing is to be read
-            float gate[2] = {0.0f, 0.0f}, up[2] = {0.0f, 0.0f};
-            if (readable && inside) {
-              if constexpr (kInterleaved) {
-                float w[4];  // h[r, 2c .. 2c + 3] = gate c, up c, gate c + 1, up c + 1
-                load_quad<kOut>(h_ptr, 16 * j, w);
-                gate[0] = w[0], up[0] = w[1], gate[1] = w[2], up[1] = w[3];
-              } else if constexpr (kGated) {
-                load_pair<kOut>(h_ptr, 8 * j, gate[0], gate[1]);
-                load_pair<kOut>(h_up_ptr, 8 * j, up[0], up[1]);
-              } else {  // a plain activation: h in `gate`
-                load_pair<kOut>(h_ptr, 8 * j, gate[0], gate[1]);
-              }
-            }
-            float dh_gate[2], dh_up[2], scaled[2];
+          for (int j0 = 0; j0 < 8; j0 += kBatch) {
+            // kBatch blocks' h words first, all in flight together (one round trip for them).
+            uint32_t words[kBatch][kHWords<kOut, kGated>];
 #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const float da = t.no_k ? 0.0f : acc[a][4 * j + 2 * h + e];
-              GatedGrad g;
-              if constexpr (kGated) {
-                g = gated_grad<kOp.act>(gate[e], up[e], p.op);
-              } else {
-                g = plain_grad<kOp.act>(gate[e]);
-              }
-              const float sda = s * da;
-              dh_gate[e] = sda * g.d_gate;
-              dh_up[e] = sda * g.d_up;
-              scaled[e] = s * g.act;
-              partial += da * g.act;
+            for (int jj = 0; jj < kBatch; ++jj) {
+              const int j = 8 * b + j0 + jj;
+              if (readable && 8 * j < cols_left) load_h_words<kOut, kGated, kInterleaved>(h_ptr, h_up_ptr, j, words[jj]);
             }
-            if (stored && inside) {
-              if constexpr (kInterleaved) {
-                const float w[4] = {dh_gate[0], dh_up[0], dh_gate[1], dh_up[1]};
-                store_quad<kOut>(dh_ptr, 16 * j, w);
-              } else {
-                store_pair<kOut>(dh_ptr, 8 * j, dh_gate[0], dh_gate[1]);
-                if constexpr (kGated) store_pair<kOut>(dh_up_ptr, 8 * j, dh_up[0], dh_up[1]);
+#pragma unroll
+            for (int jj = 0; jj < kBatch; ++jj) {
+              const int j = 8 * b + j0 + jj;
+              const bool inside = 8 * j < cols_left;  // the thread's product columns c = col0 + 8 j + 2 q, c + 1
+              // (gate, up) of columns c and c + 1: zeros where nothing is to be read
+              float gate[2] = {0.0f, 0.0f}, up[2] = {0.0f, 0.0f};
+              if (readable && inside) decode_h_words<kOut, kGated, kInterleaved>(words[jj], gate, up);
+              float dh_gate[2], dh_up[2], scaled[2];
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                const float da = t.no_k ? 0.0f : acc[a][4 * j + 2 * h + e];
+                GatedGrad g;
+                if constexpr (kGated) {
+                  g = gated_grad<kOp.act>(gate[e], up[e], p.op);
+                } else {
+                  g = plain_grad<kOp.act>(gate[e]);
+                }
+                const float sda = s * da;
+                dh_gate[e] = sda * g.d_gate;
+                dh_up[e] = sda * g.d_up;
+                scaled[e] = s * g.act;
+                partial += da * g.act;
               }
-              store_pair<kOut>(a_ptr, 8 * j, scaled[0], scaled[1]);
+              if (stored && inside) {
+                if constexpr (kInterleaved) {
+                  const float w[4] = {dh_gate[0], dh_up[0], dh_gate[1], dh_up[1]};
+                  store_quad<kOut>(dh_ptr, 16 * j, w);
+                } else {
+                  store_pair<kOut>(dh_ptr, 8 * j, dh_gate[0], dh_gate[1]);
+                  if constexpr (kGated) store_pair<kOut>(dh_up_ptr, 8 * j, dh_up[0], dh_up[1]);
+                }
+                store_pair<kOut>(a_ptr, 8 * j, scaled[0], scaled[1]);
+              }
             }
           }
           // The quad holds the row's 64 columns of block b: lanes q ^ 1 and q ^ 2 add theirs, in an

@@ -15,7 +15,7 @@ namespace gemmops::kernels::sm90 {
 /// One producer thread's share of a stage's gathered operand: 16-byte chunk `thread % 8` (MN
 /// indices 8c .. 8c + 7 of every 64-wide atom) of the stage's k-rows thread / 8 + 16 i, i < 4.
 /// Eight neighbouring threads read one source row's 128 contiguous bytes of an atom. The k-rows'
-/// source rows are read from global memory per k-block, before the producer waits for the slot.
+/// source rows are read from global memory per k-block, a k-block ahead (GatheredKOperands).
 template <KernelConfig C, int kExtent>
 struct GatheredKRows {
   static constexpr int kThreads = 128;
@@ -59,6 +59,34 @@ struct GatheredKRows {
         ptx::cp_async_16_zfill(d + (j * 64 + kRowsPerPass * i) * 128, s, bytes);
       }
     }
+  }
+};
+
+/// The gathered operands' k-rows of one k-block (A's, B's or both; an operand not gathered holds
+/// nothing the compiler keeps). The producer reads the next k-block's while it waits for a slot and
+/// issues this one's copies: read just before their own copies, every k-block's indices cost the
+/// producer an L2 round trip on its critical path.
+/// Rows, or nothing for an operand not gathered: GatheredKRows is then never instantiated (NVRTC would
+/// emit its static members into every kernel's PTX; so would cuda/std/type_traits' conditional_t).
+template <bool kGathered, typename Rows>
+struct KRowsIf {
+  using type = Rows;
+};
+template <typename Rows>
+struct KRowsIf<false, Rows> {
+  struct type {};
+};
+
+template <KernelConfig C>
+struct GatheredKOperands {
+  typename KRowsIf<C.gather_a && C.group_axis == GroupAxis::k, GatheredKRows<C, C.tile_m>>::type a;
+  typename KRowsIf<C.gather_b && C.group_axis == GroupAxis::k, GatheredKRows<C, C.tile_n>>::type b;
+
+  /// The k-rows [k0, k0 + 64) of each gathered operand, through its index (GatheredKRows::load).
+  __device__ __forceinline__ void load(const int32_t* __restrict__ a_index, const int32_t* __restrict__ b_index,
+                                       int k0, int k_first, int k_end, int thread) {
+    if constexpr (C.gather_a && C.group_axis == GroupAxis::k) a.load(a_index, k0, k_first, k_end, thread);
+    if constexpr (C.gather_b && C.group_axis == GroupAxis::k) b.load(b_index, k0, k_first, k_end, thread);
   }
 };
 

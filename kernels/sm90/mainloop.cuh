@@ -71,6 +71,8 @@ struct Mainloop {
   /// A's rows gathered through an index (M-grouped, gather_a.cuh). (A function, not a static data
   /// member: NVRTC emits those into the PTX.)
   __device__ static constexpr bool gathers_rows() { return C.gather_a && C.group_axis == GroupAxis::m; }
+  /// Operands gathered along K (K-grouped, gather_k.cuh).
+  __device__ static constexpr bool gathers_along_k() { return C.gathers() && C.group_axis == GroupAxis::k; }
 
   /// The tile's k-blocks (the scheduler's 64-wide blocks).
   __device__ __forceinline__ static int k_blocks(const TileCoord& tc) { return k_blocks_of(tc); }
@@ -93,7 +95,27 @@ struct Mainloop {
     if constexpr (gathers_rows()) {
       if (k_blocks > 0) gathered.load(m, a_row0, tc.row_end, thread);
     }
-    for (int kb = 0; kb < k_blocks; ++kb) load_k_block(m, sched, s, tc, a_row0, kb, ring, rank, thread, gathered);
+    // Gathered along K: each k-block's k-rows, read while the k-block before waits and copies.
+    [[maybe_unused]] GatheredKOperands<C> next;
+#ifndef GEMMOPS_AB_BASELINE
+    if constexpr (gathers_along_k()) {
+      if (k_blocks > 0) next.load(m.a_row_index, m.b_row_index, tc.k_begin, tc.k_first, tc.k_end, thread);
+    }
+#endif
+    for (int kb = 0; kb < k_blocks; ++kb) {
+#ifdef GEMMOPS_AB_BASELINE  // A/B: each k-block's rows read just before its copies (GEMMOPS_KERNEL_DEFINES)
+      if constexpr (gathers_along_k())
+        next.load(m.a_row_index, m.b_row_index, tc.k_begin + kb * C.tile_k, tc.k_first, tc.k_end, thread);
+      [[maybe_unused]] const GatheredKOperands<C> rows = next;
+#else
+      [[maybe_unused]] const GatheredKOperands<C> rows = next;
+      if constexpr (gathers_along_k()) {
+        if (kb + 1 < k_blocks)
+          next.load(m.a_row_index, m.b_row_index, tc.k_begin + (kb + 1) * C.tile_k, tc.k_first, tc.k_end, thread);
+      }
+#endif
+      load_k_block(m, sched, s, tc, a_row0, kb, ring, rank, thread, gathered, rows);
+    }
   }
 
   /// The tile's `kb`-th k-block into the stage at `ring`, once the stage is free; `ring` steps on.
@@ -101,13 +123,14 @@ struct Mainloop {
                                                       SharedStorage<C>& s, const TileCoord& tc, int a_row0, int kb,
                                                       PipelineCursor<C.stages>& ring, uint32_t rank,
                                                       [[maybe_unused]] int thread,
-                                                      [[maybe_unused]] const GatheredRows<C>& gathered) {
+                                                      [[maybe_unused]] const GatheredRows<C>& gathered,
+                                                      [[maybe_unused]] const GatheredKOperands<C>& rows) {
     // The cursor's copies and its step written out here, beside the wait's `phase ^ 1`: through
     // ring.advance() the step compiled to a select and an xor where it was one select.
     int stage = ring.stage;
     uint32_t phase = ring.phase;
-    if constexpr (C.gathers() && C.group_axis == GroupAxis::k) {
-      produce_gathered_k<C>(m, sched, s, tc, a_row0, tc.k_begin + kb * C.tile_k, stage, phase, rank, thread);
+    if constexpr (gathers_along_k()) {
+      produce_gathered_k<C>(m, sched, s, tc, a_row0, tc.k_begin + kb * C.tile_k, stage, phase, rank, thread, rows);
     } else {
       // B's group coordinate: K-grouped B is one (K, N) matrix. (The zero tail's tiles, past the
       // last group, have no k-blocks: nothing is loaded for them.)

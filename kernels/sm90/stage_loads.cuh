@@ -108,19 +108,16 @@ __device__ __forceinline__ void load_a(const MainloopParams& m, uint8_t* a_dst, 
   }
 }
 
-/// A K-grouped stage with gathered operands (gather_k.cuh), by the producer warpgroup's `thread`:
-/// the k-rows' indices read before the slot is free, then thread 0 loads the operand that is not
-/// gathered by TMA (arriving with its bytes), and every thread copies its share of the gathered
-/// ones and arrives once they land (.noinc: the barrier counts 1 + 128). `extents`: the rows of A
-/// and N that the copies stop at (the scheduler's params hold them).
+/// A K-grouped stage with gathered operands (gather_k.cuh), by the producer warpgroup's `thread`,
+/// whose k-rows' indices (`rows`) were read a k-block ahead: once the slot is free, thread 0 loads
+/// the operand that is not gathered by TMA (arriving with its bytes), and every thread copies its
+/// share of the gathered ones and arrives once they land (.noinc: the barrier counts 1 + 128).
+/// `extents`: the rows of A and N that the copies stop at (the scheduler's params hold them).
 template <KernelConfig C>
 __device__ __forceinline__ void produce_gathered_k(const MainloopParams& m, const SchedulerParams& extents,
                                                    SharedStorage<C>& s, const TileCoord& tc, int a_row0, int k0,
-                                                   int stage, uint32_t phase, uint32_t rank, int thread) {
-  [[maybe_unused]] GatheredKRows<C, C.tile_m> a_rows;
-  [[maybe_unused]] GatheredKRows<C, C.tile_n> b_rows;
-  if constexpr (C.gather_a) a_rows.load(m.a_row_index, k0, tc.k_first, tc.k_end, thread);
-  if constexpr (C.gather_b) b_rows.load(m.b_row_index, k0, tc.k_first, tc.k_end, thread);
+                                                   int stage, uint32_t phase, uint32_t rank, int thread,
+                                                   const GatheredKOperands<C>& rows) {
   ptx::mbarrier_wait(s.empty(stage), phase ^ 1);
   uint64_t* bar = s.full(stage);
   uint8_t* a_dst = s.a() + stage * C.a_stage_bytes();
@@ -130,8 +127,8 @@ __device__ __forceinline__ void produce_gathered_k(const MainloopParams& m, cons
     if constexpr (!C.gather_a) load_a<C>(m, a_dst, k0, a_row0, bar);
     if constexpr (!C.gather_b) load_b<C>(m, extents.n, b_dst, k0, tc.col0, 0, bar, rank);  // (K-grouped B: group 0)
   }
-  if constexpr (C.gather_a) a_rows.copy(m.a, m.a_row_stride, a_row0, extents.rows, a_dst, thread);
-  if constexpr (C.gather_b) b_rows.copy(m.b, m.b_row_stride, tc.col0, extents.n, b_dst, thread);
+  if constexpr (C.gather_a) rows.a.copy(m.a, m.a_row_stride, a_row0, extents.rows, a_dst, thread);
+  if constexpr (C.gather_b) rows.b.copy(m.b, m.b_row_stride, tc.col0, extents.n, b_dst, thread);
   ptx::cp_async_mbarrier_arrive_noinc(bar);
 }
 

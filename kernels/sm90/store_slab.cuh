@@ -1,8 +1,9 @@
 // kernels/sm90/store_slab.cuh: one 64-row slab of a warpgroup's accumulators stored straight from
 // registers: each quad transposes four 8-column blocks among its threads (shuffles), so every thread
 // writes one block's 8 columns with one 16-byte store. out's rows must be 16-byte aligned and the
-// slab's first column a multiple of 8. Used by the direct store (epilogue.cuh) and by the TMA store
-// for slabs its boxes cannot take (epilogue_tma.cuh).
+// slab's first column a multiple of 8. Used by the direct store (epilogue.cuh), by the TMA store for
+// slabs its boxes cannot take (epilogue_tma.cuh), and for the epilogue's second operands
+// (epilogue_outputs.cuh).
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 

@@ -131,7 +131,9 @@ OutputsProblem make_outputs_problem(const ProblemSpec& spec, const OutputsCase& 
     }
   } else {
     const int64_t out_n = is_gated(c.act) ? p.n / 2 : p.n;
-    p.out = HostTensor::contiguous(spec.out, {p.rows, out_n});
+    // out's rows on 16 bytes, as the operator asks: padded where I = n / 2 is 4 mod 8.
+    const int64_t out_ld = (out_n + 7) / 8 * 8;
+    p.out = HostTensor::strided(spec.out, {p.rows, out_n}, {out_ld, 1});
     p.pre = HostTensor::contiguous(spec.out, {p.rows, p.n});
     p.pre.poison();
     if (c.scores_or_bias) {
@@ -288,7 +290,8 @@ RunResult run_case(const Operator& op, const OutputsProblem& p, const OutputsCas
   return r;
 }
 
-/// Ragged M-grouped problems around the tile; I (the backward's N) a multiple of 8, once not of 64.
+/// Ragged M-grouped problems around the tile; I (the backward's N) a multiple of 8, once not of 64,
+/// once not of 16 (the forward's halves then 4 mod 8).
 std::vector<ProblemSpec> problems_for(const OperatorMetadata& m, const OutputsCase& c) {
   const int64_t tm = m.design.tile_m, tn = m.design.tile_n;
   std::vector<ProblemSpec> specs;
@@ -302,6 +305,10 @@ std::vector<ProblemSpec> problems_for(const OperatorMetadata& m, const OutputsCa
   specs.push_back(s);
   s.zero_tail = false;
   s.m = tm - 1, s.n = c.grad ? tn + 72 : tn, s.k = 136, s.groups = 2, s.trailing = 0, s.special_groups = false;
+  specs.push_back(s);
+  // Halves of n / 2 = 4 mod 8 columns: the up half starts 8 bytes off 16, so the forward stores h
+  // in column pairs there instead of 16-byte blocks (store_pre_activation).
+  s.m = 2 * tm + 9, s.n = 2 * tn + 8, s.k = 72, s.groups = 3, s.trailing = 1, s.special_groups = true;
   specs.push_back(s);
   return specs;
 }
