@@ -184,11 +184,7 @@ __device__ __forceinline__ void store_pre_activation(const float (&acc)[kAtoms][
   // columns on, which may start on 8. Not beside 192 accumulators a thread (128x192 ping-pong): the
   // transposes' registers spill there (the compile tests).
   constexpr int kChunk = 16 / elem_bytes(kOut);
-#ifdef GEMMOPS_AB_BASELINE  // A/B against the column-pair stores (GEMMOPS_KERNEL_DEFINES); removed once timed
-  constexpr bool kSlabFits = false;
-#else
   constexpr bool kSlabFits = kAtoms * kLen <= 128;
-#endif
   if (kSlabFits && (!kOp.split_b() || (n / 2) % kChunk == 0)) {
     const long long ld = p.op.pre_activation_row_stride;
 #pragma unroll
@@ -258,11 +254,7 @@ __device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms]
   // compile tests' check): fewer on 256-wide tiles, fewer still for the clamped SwiGLU's constants
   // and for fp32 h.
   constexpr int kWide = kTileN <= 128 ? 8 : (kOp.act == Act::swiglu_oss ? 2 : 4);
-#ifdef GEMMOPS_AB_BASELINE  // A/B against one block's load at a time (GEMMOPS_KERNEL_DEFINES); removed once timed
-  constexpr int kBatch = 1;
-#else
   constexpr int kBatch = kHWords<kOut, kGated> > 2 ? kWide / 2 : kWide;
-#endif
   const int tid = threadIdx.x % 128, q = tid % 4;
   const int r_lo = t.row0 + (tid / 32) * 16 + (tid % 32) / 4;
   const int n = p.scheduler.n;

@@ -97,23 +97,15 @@ struct Mainloop {
     }
     // Gathered along K: each k-block's k-rows, read while the k-block before waits and copies.
     [[maybe_unused]] GatheredKOperands<C> next;
-#ifndef GEMMOPS_AB_BASELINE
     if constexpr (gathers_along_k()) {
       if (k_blocks > 0) next.load(m.a_row_index, m.b_row_index, tc.k_begin, tc.k_first, tc.k_end, thread);
     }
-#endif
     for (int kb = 0; kb < k_blocks; ++kb) {
-#ifdef GEMMOPS_AB_BASELINE  // A/B: each k-block's rows read just before its copies (GEMMOPS_KERNEL_DEFINES)
-      if constexpr (gathers_along_k())
-        next.load(m.a_row_index, m.b_row_index, tc.k_begin + kb * C.tile_k, tc.k_first, tc.k_end, thread);
-      [[maybe_unused]] const GatheredKOperands<C> rows = next;
-#else
       [[maybe_unused]] const GatheredKOperands<C> rows = next;
       if constexpr (gathers_along_k()) {
         if (kb + 1 < k_blocks)
           next.load(m.a_row_index, m.b_row_index, tc.k_begin + (kb + 1) * C.tile_k, tc.k_first, tc.k_end, thread);
       }
-#endif
       load_k_block(m, sched, s, tc, a_row0, kb, ring, rank, thread, gathered, rows);
     }
   }

@@ -298,8 +298,8 @@ def test_a_long_routing_on_the_gpu_matches_float32_forward_and_every_gradient():
 def test_the_layer_captures_into_a_cuda_graph_and_replays_new_routings(routing_kernels, monkeypatch):
     # No host synchronisation anywhere in the layer: a CUDA graph of it replays new tokens, routings
     # and scores written into the captured buffers, bit for bit what an eager call gives (torch's
-    # sort, or gemmops.route's kernels, a trial offered with GEMMOPS_TRIAL_DESIGNS).
-    monkeypatch.setenv("GEMMOPS_TRIAL_DESIGNS", routing_kernels)
+    # sort, GEMMOPS_ROUTING=torch, or gemmops.route's kernels, the default).
+    monkeypatch.setenv("GEMMOPS_ROUTING", "kernels" if routing_kernels == "1" else "torch")
     T, E, k = 300, 6, 3
 
     def inputs(seed):

@@ -13,9 +13,10 @@ from ._dispatch import _raw_stream
 
 
 def kernel_offered(device: torch.device) -> bool:
-    """gemmops.route's kernels on a CUDA device: a trial until they pass the GPU suite, so only with
-    GEMMOPS_TRIAL_DESIGNS (as every path that has not run on a GPU)."""
-    return device.type == "cuda" and os.environ.get("GEMMOPS_TRIAL_DESIGNS", "0") not in ("", "0")
+    """gemmops.route's kernels on a CUDA device (they passed the GPU suite on an H100 on 2026-12-07),
+    unless GEMMOPS_ROUTING=torch asks for torch's sort (read at each call: a comparison, or a way
+    around a routing kernel fault)."""
+    return device.type == "cuda" and os.environ.get("GEMMOPS_ROUTING", "") != "torch"
 
 
 def route_by_torch(topk_ids: torch.Tensor, num_experts: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
