@@ -198,7 +198,9 @@ def main(argv=None):
             for name, t in ordered:
                 print(f"    {t:9.1f} us {flops / t / 1e6:7.0f} TFLOP/s  rank {rank[name]:2d}  {name}", flush=True)
                 table.append((cfg.key, piece, name, rank[name], round(t, 2), round(flops / t / 1e6, 1)))
-        print(f"  six GEMMs: the picks {pick_sum / 1e3:.3f} ms, the fastest per piece {best_sum / 1e3:.3f} ms", flush=True)
+        if pick_sum:  # (an A/B or --once run times no set of candidates)
+            print(f"  six GEMMs: the picks {pick_sum / 1e3:.3f} ms, the fastest per piece {best_sum / 1e3:.3f} ms",
+                  flush=True)
         if a.csv:  # after every config: a cut-short run still leaves its numbers
             with open(a.csv, "w", newline="") as f:
                 w = csv.writer(f)
