@@ -110,7 +110,11 @@ class FusedMoEExperts(torch.nn.Module):
 
     def forward(self, x, selection_bias):
         import gemmops.torch
-        experts, weights = route(x, self.router.weight, selection_bias, self.topk)
+        if ROUTER == "gemmops":  # the router's softmax and top-k in one kernel (its backward too)
+            experts, weights = gemmops.torch.router_topk(F.linear(x, self.router.weight), self.topk,
+                                                         selection_bias=selection_bias)
+        else:
+            experts, weights = route(x, self.router.weight, selection_bias, self.topk)
         if self.b_gate_up is not None:  # gpt-oss's experts
             return gemmops.torch.moe_experts(x, experts, weights, self.w_gate_up.transpose(-2, -1),
                                              self.w_down.transpose(-2, -1), "swiglu_oss", "interleaved",
@@ -256,6 +260,10 @@ def rel_err(got, want):
 # out.backward() into each leaf's .grad, where autograd copies a gradient whose strides are not the
 # weight's into the weight's layout; "autograd": torch.autograd.grad's results as the ops return them.
 GRADS = "accumulate"
+# The fused layer's router: torch's softmax and topk (as every other layer here), or "gemmops":
+# gemmops.torch.router_topk (the same choice and weights; a tie at the k-th place may go the other
+# way, so the error columns can differ from torch's on such tokens).
+ROUTER = "torch"
 
 
 def gradients(out, leaves, grad_out):
@@ -468,6 +476,9 @@ def parse_args(argv=None):
     ap.add_argument("--grads", choices=["accumulate", "autograd"], default="accumulate",
                     help="forward+backward: gradients into each leaf's .grad as training does (accumulate: a "
                          "gradient in another layout than its weight's is copied), or torch.autograd.grad's as returned")
+    ap.add_argument("--router", choices=["torch", "gemmops"], default="torch",
+                    help="the fused layer's router: torch's softmax and topk (as the other layers), or "
+                         "gemmops.torch.router_topk (one kernel; a trial on CUDA: GEMMOPS_TRIAL_DESIGNS=1)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu (with --smoke: the code paths, tiny sizes)")
     ap.add_argument("--smoke", action="store_true", help="tiny configs and few iterations (a quick run of every path)")
@@ -483,8 +494,8 @@ def parse_args(argv=None):
 
 def main(argv=None):
     a = parse_args(argv)
-    global GRADS
-    GRADS = a.grads
+    global GRADS, ROUTER
+    GRADS, ROUTER = a.grads, a.router
     device = device_or_exit(a.device, NO_DEVICE)
     if device is None:
         return 0

@@ -90,6 +90,8 @@ if [ -x "$gpu_bin" ]; then
     filter+="QuantizeDevice.equals*:QuantizeDevice.empty*:"
     # The routing kernels (trial): chunks, sentinels, 8192 experts, no pairs.
     filter+="RouteDevice.*:"
+    # The router's softmax-top-k kernels (trial): every row width, padded rows, biases, T = 65536.
+    filter+="RouterTopkDevice.*:"
     # The fp8 main loop (trial): scales read per thread, groups ragged and empty, K not a multiple of 128.
     filter+="Sm90/Sm90Fp8Mainloop.matches*"
     compute-sanitizer --tool memcheck --error-exitcode 1 "$gpu_bin" --gtest_filter="$filter" >"$logs/memcheck.log" 2>&1 &

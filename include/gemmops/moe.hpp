@@ -79,4 +79,42 @@ std::size_t route_workspace_size(std::int64_t pairs, int num_experts);
 /// host synchronisation (CUDA-graph safe), with `workspace` of route_workspace_size() bytes.
 Status route(const RouteArguments& args, Stream stream = nullptr, Workspace workspace = {});
 
+/// A MoE router's choice (softmax scoring): per token t, p = softmax(logits[t, :]) in fp32; the k
+/// experts of largest p + selection_bias, in that order (a tie: the lower id); topk_weights = p at
+/// them, divided by their sum when `renormalize` (Qwen3's norm_topk_prob; Mixtral's softmax over the
+/// top-k logits is the same). One kernel, a warp a token: no sort and no (T, E) probabilities
+/// written. The bias moves the choice only (DeepSeek-V3's load balancing; a benchmark's forced
+/// routing), never the weights.
+struct RouterTopkArguments {
+  /// (T, E) bf16, fp16 or fp32, columns contiguous, any row stride; E 1 .. 1024.
+  TensorDesc logits;
+  /// 1 .. min(E, 32).
+  int k = 0;
+  bool renormalize = false;
+  /// fp32 (E,) or (T, E) with contiguous columns, on logits' device; none: no bias.
+  std::optional<TensorDesc> selection_bias;
+  /// (T, k) int32 out, contiguous.
+  TensorDesc topk_ids;
+  /// (T, k) fp32 out, contiguous.
+  TensorDesc topk_weights;
+};
+/// The rules of RouterTopkArguments, each failure naming the operand and the rule. Fake tensors pass.
+Status validate(const RouterTopkArguments& args);
+/// Fills topk_ids and topk_weights. On the host when logits are; on a CUDA device (compute capability
+/// 8.0 or later) as one kernel on `stream`, no host synchronisation (CUDA-graph safe).
+Status router_topk(const RouterTopkArguments& args, Stream stream = nullptr);
+
+/// The backward of router_topk: grad_logits[t] = p * (g - sum(p g)), g the gradient at p of the
+/// weights (grad_topk_weights at the chosen experts; with renormalize, through the division by their
+/// sum), p recomputed from the logits. Ids outside [0, E) (expert-parallel sentinels) add nothing; a
+/// repeated id sums its choices' gradients, in choice order.
+struct RouterTopkBackwardArguments {
+  TensorDesc logits;             ///< as the forward was given
+  TensorDesc topk_ids;           ///< (T, k) int32, contiguous: the forward's choice
+  TensorDesc grad_topk_weights;  ///< (T, k) fp32, contiguous
+  bool renormalize = false;
+  TensorDesc grad_logits;        ///< (T, E) out, logits' dtype, columns contiguous, any row stride
+};
+Status validate(const RouterTopkBackwardArguments& args);
+Status router_topk_backward(const RouterTopkBackwardArguments& args, Stream stream = nullptr);
 }  // namespace gemmops

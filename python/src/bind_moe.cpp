@@ -1,5 +1,5 @@
-// python/src/bind_moe.cpp: gemmops.gather_reduce (the MoE layer's combine step) and gemmops.route (its
-// routing: the pairs sorted by expert)
+// python/src/bind_moe.cpp: gemmops.gather_reduce (the MoE layer's combine step), gemmops.route (its
+// routing: the pairs sorted by expert) and gemmops.router_topk (the router's softmax and top-k)
 // SPDX-License-Identifier: Apache-2.0
 #include <nanobind/stl/optional.h>
 
@@ -49,6 +49,35 @@ void bind_moe(nb::module_& m) {
       "(each sorted row's token), pair (T, k) int32 (each pair's sorted row) and, with scores (T, k) fp32,\n"
       "sorted_scores (T k,) fp32. Host tensors run on the host; CUDA tensors launch three kernels on `stream`\n"
       "without synchronising, with `workspace` (a device pointer as an int) of route_workspace_size bytes.");
+  m.def(
+      "router_topk",
+      [](nb::handle logits, int k, bool renormalize, nb::handle topk_ids, nb::handle topk_weights,
+         nb::handle selection_bias, std::uintptr_t stream) {
+        RouterTopkArguments a{to_tensor_desc(logits, Operand::logits), k, renormalize, std::nullopt,
+                              to_tensor_desc(topk_ids, Operand::router_ids),
+                              to_tensor_desc(topk_weights, Operand::router_weights)};
+        if (!selection_bias.is_none()) a.selection_bias = to_tensor_desc(selection_bias, Operand::selection_bias);
+        check(router_topk(a, reinterpret_cast<Stream>(stream)));
+      },
+      nb::arg("logits"), nb::arg("k"), nb::arg("renormalize"), nb::arg("topk_ids"), nb::arg("topk_weights"),
+      nb::arg("selection_bias").none() = nb::none(), nb::arg("stream") = 0,
+      "Per token: p = softmax(logits (T, E)) in fp32; topk_ids (T, k) int32 = the k experts of largest\n"
+      "p + selection_bias (fp32 (E,) or (T, E); a tie: the lower id), in that order; topk_weights (T, k)\n"
+      "fp32 = p at them, divided by their sum when renormalize. E <= 1024, k <= 32. Host tensors run on\n"
+      "the host; CUDA tensors launch one kernel on `stream` without synchronising.");
+  m.def(
+      "router_topk_backward",
+      [](nb::handle logits, nb::handle topk_ids, nb::handle grad_topk_weights, bool renormalize,
+         nb::handle grad_logits, std::uintptr_t stream) {
+        RouterTopkBackwardArguments a{to_tensor_desc(logits, Operand::logits), to_tensor_desc(topk_ids, Operand::topk_ids),
+                                      to_tensor_desc(grad_topk_weights, Operand::grad_topk_weights), renormalize,
+                                      to_tensor_desc(grad_logits, Operand::grad_logits)};
+        check(router_topk_backward(a, reinterpret_cast<Stream>(stream)));
+      },
+      nb::arg("logits"), nb::arg("topk_ids"), nb::arg("grad_topk_weights"), nb::arg("renormalize"),
+      nb::arg("grad_logits"), nb::arg("stream") = 0,
+      "grad_logits (T, E), logits' dtype = the gradient of sum(grad_topk_weights * topk_weights) with\n"
+      "respect to the logits, for the choice topk_ids (ids outside [0, E) add nothing).");
   m.def("route_workspace_size", &route_workspace_size, nb::arg("pairs"), nb::arg("num_experts"),
         "Bytes of device workspace route() needs for `pairs` = T k pairs over num_experts experts.");
 }

@@ -53,6 +53,12 @@ const char* name_of(Operand operand) {
     case Operand::token: return "token";
     case Operand::pair: return "pair";
     case Operand::sorted_scores: return "sorted_scores";
+    case Operand::logits: return "logits";
+    case Operand::selection_bias: return "selection_bias";
+    case Operand::grad_topk_weights: return "grad_topk_weights";
+    case Operand::router_ids: return "topk_ids";
+    case Operand::router_weights: return "topk_weights";
+    case Operand::grad_logits: return "grad_logits";
   }
   return "?";
 }
@@ -62,7 +68,8 @@ bool is_written(Operand operand) {
          operand == Operand::scales_out || operand == Operand::pre_activation ||
          operand == Operand::scaled_activation || operand == Operand::score_grad_partials ||
          operand == Operand::route_offsets || operand == Operand::token || operand == Operand::pair ||
-         operand == Operand::sorted_scores;
+         operand == Operand::sorted_scores || operand == Operand::router_ids || operand == Operand::router_weights ||
+         operand == Operand::grad_logits;
 }
 
 /// "int64", "float64", "torch.int64" -> "int64": the dtype an object says it has, or its DLPack code.

@@ -40,12 +40,16 @@ T unwrap(Result<T> result) {
 /// inputs: `rows`, `pair_rows`, `scores`, `row_limit` (read). `a_row_index`: a gathered A's rows (read);
 /// `a_k_index`, `b_k_index`: the K-grouped form's operands gathered along K (read). route's `topk_ids`
 /// (read) and its outputs `route_offsets` (named "offsets"), `token`, `pair`, `sorted_scores` (written).
+/// router_topk's `logits`, `selection_bias`, `grad_topk_weights` (read) and `router_ids`,
+/// `router_weights` (named "topk_ids", "topk_weights"), `grad_logits` (written).
 enum class Operand {
   A, B, out, offsets, workspace, bias, row_scale, scales, x, q, scales_out,
   pre_activation, grad_pre_activation, scaled_activation, score_grad_partials,  // the epilogue's second operands
   rows, pair_rows, scores, row_limit,  // gather_reduce
   a_row_index, a_k_index, b_k_index,
-  topk_ids, route_offsets, token, pair, sorted_scores  // route: topk_ids read; the others written
+  topk_ids, route_offsets, token, pair, sorted_scores,  // route: topk_ids read; the others written
+  logits, selection_bias, grad_topk_weights,            // router_topk (and its backward): read
+  router_ids, router_weights, grad_logits               // written: "topk_ids", "topk_weights", "grad_logits"
 };
 /// DLPack/buffer objects (numpy, torch, cupy, jax), torch meta tensors and FakeTensors (fake) and
 /// gemmops.TensorSpec (fake). The operand's name starts every error message. A tensor of a dtype

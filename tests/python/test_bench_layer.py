@@ -150,6 +150,30 @@ def test_the_layer_routes_gathers_and_scatters_back_like_a_per_token_loop():
 
 
 @pytest.mark.torch
+def test_the_fused_layer_with_gemmops_router_matches_the_torch_router_on_the_cpu(monkeypatch):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("gemmops.torch", reason="gemmops.torch needs torch")
+    import bench_layer
+    T, E, H, I, topk = 24, 6, 32, 16, 2
+    g = torch.Generator().manual_seed(1)
+    router = torch.nn.Linear(H, E, bias=False)
+    with torch.no_grad():
+        router.weight.copy_(torch.randn(E, H, generator=g))
+    w_gate_up = (torch.randn(E, 2 * I, H, generator=g) / H ** 0.5).requires_grad_(True)
+    w_down = (torch.randn(E, H, I, generator=g) / I ** 0.5).requires_grad_(True)
+    x = torch.randn(T, H, generator=g).requires_grad_(True)
+    bias = torch.zeros(T, E)
+    layer = bench_layer.FusedMoEExperts(router, w_gate_up, w_down, topk)
+    results = []
+    for router_kind in ("torch", "gemmops"):
+        monkeypatch.setattr(bench_layer, "ROUTER", router_kind)
+        out = layer(x, bias)
+        results.append([out, *torch.autograd.grad(out.square().sum(), [x, router.weight, w_gate_up, w_down])])
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.torch
 def test_the_layer_benchmark_runs_every_eager_path_on_the_cpu(tmp_path, capsys):
     pytest.importorskip("torch")
     pytest.importorskip("gemmops.torch", reason="gemmops.torch needs torch")

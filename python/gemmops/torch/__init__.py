@@ -24,7 +24,7 @@ from ._library import GroupedMMFunction, grouped_mm_op
 from ._patch import patch
 
 __all__ = ["GroupedMMError", "grouped_mm", "grouped_mm_dgated", "grouped_mm_k", "grouped_mm_masked",
-           "grouped_mm_with_pre_activation", "moe_experts", "patch", "scaled_grouped_mm"]
+           "grouped_mm_with_pre_activation", "moe_experts", "patch", "router_topk", "scaled_grouped_mm"]
 
 
 def grouped_mm(mat_a: torch.Tensor, mat_b: torch.Tensor, offs: Optional[torch.Tensor] = None,
@@ -49,3 +49,4 @@ from ._fused import grouped_mm_dgated, grouped_mm_with_pre_activation  # noqa: E
 from .masked import grouped_mm_masked  # noqa: E402
 from .scaled import scaled_grouped_mm  # noqa: E402
 from .moe import moe_experts  # noqa: E402  (moe uses grouped_mm above)
+from .router import router_topk  # noqa: E402

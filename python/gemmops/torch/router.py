@@ -1,0 +1,109 @@
+# python/gemmops/torch/router.py: gemmops.torch.router_topk, a MoE router's softmax and top-k in one
+# kernel (a warp a token) and its backward, as torch custom ops with fake kernels
+# SPDX-License-Identifier: Apache-2.0
+"""``gemmops.torch.router_topk``: the experts each token goes to, and their weights.
+
+    ids, weights = gemmops.torch.router_topk(logits, k, renormalize=True)
+
+logits (T, E) bf16 / fp16 / fp32 (E <= 1024, k <= 32): p = softmax(logits) in fp32; ids (T, k) int32
+= the k experts of largest p + selection_bias (fp32 (E,) or (T, E): moves the choice, never the
+weights; a tie: the lower id), in that order; weights (T, k) fp32 = p at them, divided by their sum
+with ``renormalize`` (Qwen3's norm_topk_prob; Mixtral's softmax over the top-k logits is the same).
+Differentiable in the logits. One kernel forward and one backward on a CUDA device, no (T, E)
+probabilities kept, no host synchronisation; torch's softmax and topk where the kernels are not
+offered (they are a trial until the GPU suite has run them: GEMMOPS_TRIAL_DESIGNS=1).
+"""
+import os
+from typing import List, Optional, Tuple
+
+import torch
+
+from .. import _gemmops as _core
+from ._dispatch import _raw_stream
+
+__all__ = ["router_topk"]
+
+
+def kernels_offered(device: torch.device) -> bool:
+    """The kernels on the host always; on a CUDA device only with GEMMOPS_TRIAL_DESIGNS (a trial until
+    the GPU suite has run them)."""
+    if device.type != "cuda":
+        return True
+    return os.environ.get("GEMMOPS_TRIAL_DESIGNS", "0") not in ("", "0")
+
+
+def _stream(t: torch.Tensor) -> int:
+    return _raw_stream(t.device.index) if t.is_cuda else 0
+
+
+@torch.library.custom_op("gemmops::router_topk", mutates_args=())
+def _router_topk(logits: torch.Tensor, k: int, renormalize: bool,
+                 selection_bias: Optional[torch.Tensor]) -> List[torch.Tensor]:
+    ids = torch.empty((logits.shape[0], k), dtype=torch.int32, device=logits.device)
+    weights = torch.empty((logits.shape[0], k), dtype=torch.float32, device=logits.device)
+    _core.router_topk(logits, k, renormalize, ids, weights, selection_bias, _stream(logits))
+    return [ids, weights]
+
+
+@_router_topk.register_fake
+def _router_topk_fake(logits, k, renormalize, selection_bias):
+    return [logits.new_empty((logits.shape[0], k), dtype=torch.int32),
+            logits.new_empty((logits.shape[0], k), dtype=torch.float32)]
+
+
+@torch.library.custom_op("gemmops::router_topk_backward", mutates_args=())
+def _router_topk_backward(logits: torch.Tensor, ids: torch.Tensor, grad_weights: torch.Tensor,
+                          renormalize: bool) -> torch.Tensor:
+    grad_logits = torch.empty_like(logits, memory_format=torch.contiguous_format)
+    _core.router_topk_backward(logits, ids, grad_weights.to(torch.float32).contiguous(), renormalize, grad_logits,
+                               _stream(logits))
+    return grad_logits
+
+
+@_router_topk_backward.register_fake
+def _router_topk_backward_fake(logits, ids, grad_weights, renormalize):
+    return torch.empty_like(logits, memory_format=torch.contiguous_format)
+
+
+def _setup_context(ctx, inputs, output):
+    logits, _, renormalize, _ = inputs
+    ctx.save_for_backward(logits, output[0])
+    ctx.renormalize = renormalize
+
+
+def _backward(ctx, grads):
+    logits, ids = ctx.saved_tensors
+    grad_weights = grads[1]
+    if grad_weights is None:
+        return None, None, None, None
+    return _router_topk_backward(logits, ids, grad_weights, ctx.renormalize), None, None, None
+
+
+_router_topk.register_autograd(_backward, setup_context=_setup_context)
+
+
+def _by_torch(logits, k, renormalize, selection_bias):
+    """The same choice and weights by torch's softmax and topk (differentiable by autograd)."""
+    probs = torch.softmax(logits, dim=-1, dtype=torch.float32)
+    key = probs if selection_bias is None else probs + selection_bias
+    # (A stable sort, not topk: a tie goes to the lower id, as the kernels choose.)
+    ids = torch.sort(key.detach(), dim=-1, descending=True, stable=True).indices[:, :k]
+    weights = probs.gather(1, ids)
+    if renormalize:
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+    return ids.to(torch.int32), weights
+
+
+def router_topk(logits: torch.Tensor, k: int, renormalize: bool = False,
+                selection_bias: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(ids (T, k) int32, weights (T, k) fp32) of the router's logits (see the module's docstring)."""
+    if logits.dim() != 2:
+        raise ValueError(f"logits: must be (T, E) (rank 2); got shape {tuple(logits.shape)}")
+    if selection_bias is not None and selection_bias.dtype != torch.float32:
+        raise ValueError(f"selection_bias: must be float32; got {selection_bias.dtype}")
+    if not kernels_offered(logits.device):
+        return _by_torch(logits, k, renormalize, selection_bias)
+    if logits.stride(-1) != 1:
+        logits = logits.contiguous()
+    ids, weights = _router_topk(logits, k, renormalize, selection_bias)
+    return ids, weights
