@@ -135,6 +135,19 @@ def deepgemm(A, W, sizes):
     return fn, ""
 
 
+def with_defines(defines, make):
+    """make() with GEMMOPS_KERNEL_DEFINES=defines for its compiles (a kernel change's baseline, timed in
+    the same process: the defines are part of the kernel cache's key)."""
+    os.environ["GEMMOPS_KERNEL_DEFINES"] = defines
+    try:
+        return make()
+    finally:
+        os.environ.pop("GEMMOPS_KERNEL_DEFINES", None)
+
+
+AB_DEFINES = ""  # --ab-defines: gemmops' fp8 operators also compiled with these, in the same round-robin
+
+
 def bench_row(timer, kind, G, rows, N, K, reps):
     sizes = group_sizes(kind, G, rows)
     total = sum(sizes)
@@ -155,6 +168,11 @@ def bench_row(timer, kind, G, rows, N, K, reps):
             notes.append(f"{label}: {why}")
         else:
             fns[label] = fn
+    if AB_DEFINES:
+        fns[f"gemmops fp8 with {AB_DEFINES}"] = with_defines(AB_DEFINES, lambda: fp8_candidate(A, W, offsets, out)[1])
+        fn, _ = with_defines(AB_DEFINES, lambda: gemmops_rowwise(rowwise, offsets, out_rowwise))
+        if fn is not None:
+            fns[f"gemmops fp8 row-wise with {AB_DEFINES}"] = fn
     fp8_fn()
     torch.cuda.synchronize()
     ref = quantised_reference(*quantised, ends.tolist())
@@ -198,8 +216,12 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", default="deepgemm,uniform,zipf,masked")
     p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--ab-defines", default="", help="also time gemmops' fp8 operators compiled with these "
+                   "GEMMOPS_KERNEL_DEFINES (e.g. GEMMOPS_AB_BASELINE), in the same round-robin")
     p.add_argument("--markdown", default=None, help="also write the table here")
     a = p.parse_args()
+    global AB_DEFINES
+    AB_DEFINES = a.ab_defines
     if not torch.cuda.is_available():
         sys.exit("bench_fp8.py: no CUDA device")
     print(f"bench_fp8.py: {torch.cuda.get_device_name()}; torch {torch.__version__}", flush=True)

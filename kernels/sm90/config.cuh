@@ -119,7 +119,12 @@ struct KernelConfig {
   /// 240 registers, and the split-K fix-up does not fit beside them (no split-K twin, plan.cpp).
   /// Some operand is copied by the producer warpgroup (cp.async) instead of TMA.
   GEMMOPS_HD constexpr bool gathers() const { return gather_a || gather_b; }
-  GEMMOPS_HD constexpr bool wide_accumulators() const { return m_atoms() * tile_n > 256; }
+  GEMMOPS_HD constexpr bool wide_accumulators() const { return accumulator_registers() > 128; }
+  /// fp32 accumulators a consumer thread holds: the product's, and the fp8 main loop's two block sums
+  /// beside it (one set's MMAs run while the other is promoted; mainloop_fp8.cuh).
+  GEMMOPS_HD constexpr int accumulator_registers() const {
+    return (ab == ElemType::e4m3 ? 3 : 1) * m_atoms() * tile_n / 2;
+  }
   /// Tiles a CTA works on at once (the raster's footprint counts them).
   GEMMOPS_HD constexpr int tiles_in_flight() const { return pingpong() ? consumers : 1; }
 

@@ -27,8 +27,9 @@ namespace gemmops::kernels::sm90 {
 /// 128 K a stage (tile_k 128). Hopper's fp8 MMA accumulates with fewer bits than fp32, so the MMAs
 /// of one 128-K block start from zero and the block's sum is promoted into fp32 registers with its
 /// scales (1x128 for A's rows, 128x128 for B's, K-major: ScaleParams). M-grouped, no split-K, no
-/// op, no cluster yet. Each stage's MMAs are waited for before the promotion (the other consumer
-/// warpgroup's MMAs keep the tensor cores busy meanwhile), and the stage before is released then.
+/// op, no cluster yet. Two blocks' MMAs run into two register sets, so the first's promotion runs
+/// under the second's MMAs (the other consumer warpgroup's MMAs fill the rest); each stage is
+/// released once its MMAs are waited for.
 template <KernelConfig C>
 struct Fp8Mainloop {
   static_assert(C.ab == ElemType::e4m3 && C.tile_k == 128 && C.k_row_bytes() == 128,
@@ -45,7 +46,11 @@ struct Fp8Mainloop {
   /// A consumer warpgroup's registers: the MMAs' block sum, the promoted sum and where this
   /// thread's rows' A scales and the tile's B scales are (set by start_tile).
   struct Accumulators {
+#ifdef GEMMOPS_AB_BASELINE  // A/B: one block set, each block waited for before its promotion
     float block[kAtoms][kFrag];
+#else
+    float block[2][kAtoms][kFrag];  // block kb's MMAs run into set kb % 2 while set (kb - 1) % 2 is promoted
+#endif
     float sum[kAtoms][kFrag];
     const float* a_scale[kAtoms][2];  // the thread's two rows of each atom: k-block 0 of its scales (rowwise: its scale)
     const float* b_scale;             // the tile's 128-column block of its group: k-block 0 (rowwise: column col0's scale)
@@ -115,15 +120,112 @@ struct Fp8Mainloop {
   // ---------------------------------------------------------------- consumers
   /// The tile's k-blocks, stage by stage from `cur` on (advanced past them), each promoted.
   /// (The tile and the consumer are the 16-bit loop's, for its K-edge clearing: M-grouped fp8 has none.)
+  /// Blocks kb and kb + 1 are issued into the two register sets, then the first is waited for
+  /// (wgmma.wait_group 1) and promoted while the second's MMAs run.
   __device__ __forceinline__ static void mma_tile(Accumulators& acc, SharedStorage<C>& s,
                                                   [[maybe_unused]] const TileCoord& tc, int blocks,
                                                   PipelineCursor<C.stages>& cur, int a_atom0, int live_atoms,
                                                   [[maybe_unused]] int consumer, bool release_lane) {
+#ifdef GEMMOPS_AB_BASELINE
     for (int kb = 0; kb < blocks; ++kb) {
       mma_k_block(acc, s, kb, cur, a_atom0, live_atoms, release_lane);
       cur.advance();
     }
+#else
+    // Two blocks a turn, nothing in flight across turns (ptxas serialises every wgmma when a set
+    // read after wait_group 1 was issued in an earlier turn, C7520): the first block's promotion
+    // runs under the second's MMAs, the second's after them. The first block's stage (and the
+    // turn before's second) go back to the producer as soon as the first block is done.
+    BlockScales scales[2];
+    for (int kb = 0; kb < blocks; kb += 2) {
+      const int stage0 = cur.stage;
+      issue<0>(acc, s, kb, cur, a_atom0, live_atoms, scales[0]);
+      if (kb + 1 < blocks) {
+        issue<1>(acc, s, kb + 1, cur, a_atom0, live_atoms, scales[1]);
+        ptx::wgmma_wait<1>();
+        if (kb > 0 && release_lane) release(s, stage0 == 0 ? C.stages - 1 : stage0 - 1);
+        if (release_lane) release(s, stage0);
+        promote<0>(acc, scales[0]);
+        ptx::wgmma_wait<0>();
+        promote<1>(acc, scales[1]);  // (its stage is released by the next turn, or after the tile)
+      } else {
+        ptx::wgmma_wait<0>();
+        if (kb > 0 && release_lane) release(s, stage0 == 0 ? C.stages - 1 : stage0 - 1);
+        promote<0>(acc, scales[0]);
+      }
+    }
+#endif
   }
+
+#ifndef GEMMOPS_AB_BASELINE
+  /// One block's scales: A's for the thread's rows of each atom, times B's (rowwise: 1, applied in drain).
+  struct BlockScales {
+    float row[kAtoms][2];
+  };
+
+  __device__ __forceinline__ static void load_scales(const Accumulators& acc, int kb, BlockScales& out) {
+    if constexpr (kRowwise) {
+#pragma unroll
+      for (int a = 0; a < kAtoms; ++a) out.row[a][0] = out.row[a][1] = 1.0f;
+    } else {
+      const float sb = __ldg(acc.b_scale + kb);
+#pragma unroll
+      for (int a = 0; a < kAtoms; ++a)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) out.row[a][h] = __ldg(acc.a_scale[a][h] + kb) * sb;
+    }
+  }
+
+  /// Block kb into register set kB: its scales read before the stage's wait, its four k32 MMAs from
+  /// zero, committed (none without a live atom); `cur` steps on.
+  template <int kB>
+  __device__ __forceinline__ static void issue(Accumulators& acc, SharedStorage<C>& s, int kb,
+                                               PipelineCursor<C.stages>& cur, int a_atom0, int live_atoms,
+                                               BlockScales& scales) {
+    const int stage = cur.stage;
+    load_scales(acc, kb, scales);
+    ptx::mbarrier_wait(s.full(stage), cur.phase);
+    {  // every atom, live or not (a branch around the MMAs serialises them: C7520)
+      constexpr int kAtomBytes = 64 * C.k_row_bytes();
+      const uint8_t* a_tile = s.a() + stage * C.a_stage_bytes() + a_atom0 * kAtomBytes;
+      const uint64_t desc_b = ptx::make_smem_desc_sw128(s.b() + stage * C.b_stage_bytes(), 16, 1024);
+#pragma unroll
+      for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc.block[kB][a]);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < C.tile_k / 32; ++kk) {  // 32 e4m3 = 32 bytes along the swizzled row
+#pragma unroll
+        for (int a = 0; a < kAtoms; ++a) {
+          const uint64_t desc_a = ptx::make_smem_desc_sw128(a_tile + a * kAtomBytes, 16, 1024);
+          ptx::wgmma_m64n128k32_f32_e4m3(acc.block[kB][a], ptx::desc_advance(desc_a, 32 * kk),
+                                         ptx::desc_advance(desc_b, 32 * kk), kk > 0 ? 1 : 0);
+        }
+      }
+      ptx::wgmma_commit();
+#pragma unroll
+      for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc.block[kB][a]);
+    }
+    cur.advance();
+  }
+
+  /// Register set kB's block sum into the promoted sum, times its scales (accumulator i of an atom
+  /// sits on row lane / 4 + 8 ((i / 2) % 2) of the warp's 16).
+  template <int kB>
+  __device__ __forceinline__ static void promote(Accumulators& acc, const BlockScales& sc) {
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc.block[kB][a]);
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a) {
+      if constexpr (kRowwise) {
+#pragma unroll
+        for (int i = 0; i < kFrag; ++i) acc.sum[a][i] += acc.block[kB][a][i];
+      } else {
+#pragma unroll
+        for (int i = 0; i < kFrag; ++i) acc.sum[a][i] = fmaf(acc.block[kB][a][i], sc.row[a][(i / 2) % 2], acc.sum[a][i]);
+      }
+    }
+  }
+#endif
 
   /// Nothing is in flight after mma_tile (each block is waited for before its promotion). Rowwise:
   /// the sum times its row's and its column's scales, once (accumulator i of an atom sits on row
@@ -153,6 +255,7 @@ struct Fp8Mainloop {
 
   __device__ __forceinline__ static void release(SharedStorage<C>& s, int stage) { Mainloop<C>::release(s, stage); }
 
+#ifdef GEMMOPS_AB_BASELINE
   /// One 128-K block: its scales loaded before the stage's wait (their latency under it), its four
   /// k32 MMAs from zero, waited for, the stage before released, then the promotion.
   __device__ __forceinline__ static void mma_k_block(Accumulators& acc, SharedStorage<C>& s, int kb,
@@ -203,6 +306,7 @@ struct Fp8Mainloop {
       for (int i = 0; i < kFrag; ++i) acc.sum[a][i] += acc.block[a][i] * ((i / 2) % 2 ? s1 : s0);
     }
   }
+#endif
 };
 
 }  // namespace gemmops::kernels::sm90

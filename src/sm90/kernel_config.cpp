@@ -72,7 +72,7 @@ std::string gather_a_refusal(const KernelConfig& c) {
   // each; grouped_gemm.cuh): two warpgroups of 192 accumulators a thread need their 240 and leave
   // the producer 24. A 256-row tile's 16 row indices a producer thread spilled even at 72.
   if (c.wide_accumulators())
-    return "a_row_index: this design's consumers hold " + std::to_string(c.m_atoms() * c.tile_n / 2) +
+    return "a_row_index: this design's consumers hold " + std::to_string(c.accumulator_registers()) +
            " accumulators a thread at 240 registers, leaving the producer 24: too few to gather A's rows";
   if (c.tile_m > 128)
     return "a_row_index: this design's " + std::to_string(c.tile_m) +
@@ -89,7 +89,7 @@ std::string gather_k_refusal(const KernelConfig& c) {
   const std::string who = c.gather_a ? "a_k_index" : "b_k_index";
   // The copies take the producer warpgroup 72 registers a thread, as for gathered rows above.
   if (c.wide_accumulators())
-    return who + ": this design's consumers hold " + std::to_string(c.m_atoms() * c.tile_n / 2) +
+    return who + ": this design's consumers hold " + std::to_string(c.accumulator_registers()) +
            " accumulators a thread at 240 registers, leaving the producer 24: too few to gather along K";
   if (c.group_axis != kernels::sm90::GroupAxis::k)
     return who + ": sm90 kernels gather along K in the K-grouped form only";
