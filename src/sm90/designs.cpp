@@ -131,6 +131,15 @@ const Sm90Design kDesigns[] = {
      .calibration = {.mainloop_efficiency = 0.90, .bandwidth_efficiency = 0.85,
                      .tile_overhead_us = 0.0, .k_grouped_time_scale = 1.04},
      .trial = true},
+    // 192x128 ping-pong (issue 31: QuACK's pick for the seed problem on the H100, 61 us against our
+    // 65): three 64-row atoms a warpgroup, 192 accumulators a thread as in 128x192, so no K-grouped
+    // form and no activation's backward (it spilled ~3 KB); 683-row groups are 4 tiles of 192 (3.6
+    // filled) where 128-row tiles make 6 (5.3).
+    {.design = tile(192, 128, 5, Schedule::pingpong),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.90, .bandwidth_efficiency = 0.85,
+                     .tile_overhead_us = 1.8, .k_grouped_time_scale = 1.08},
+     .trial = true},
     // Decode: groups of a few rows, weight-bandwidth bound.
     {.design = tile(64, 128, 8, Schedule::small_m),
      .consumers = 1,

@@ -21,11 +21,16 @@ bool halves_are_whole_atoms(const Sm90Design& d) { return d.design.tile_n % 128 
 // A consumer thread of a 128x192 ping-pong tile holds 192 fp32 accumulators of its 240 registers;
 // with the TMA store's staging on top, any op's registers spill (the compile tests), while the
 // direct store leaves room for them.
-bool op_registers_fit(const Sm90Design& d) {
+int accumulators(const Sm90Design& d) {
   const int rows = d.design.schedule == Schedule::pingpong ? d.design.tile_m : d.design.tile_m / d.consumers;
-  const int accumulators = rows * d.design.tile_n / 128;
-  return accumulators <= 128 || d.design.epilogue != Epilogue::tma_store;
+  return rows * d.design.tile_n / 128;
 }
+
+bool op_registers_fit(const Sm90Design& d) { return accumulators(d) <= 128 || d.design.epilogue != Epilogue::tma_store; }
+
+// The activation's backward reads h and writes three outputs per accumulator pair: beside 192
+// accumulators a thread it spilled (~160 bytes on the 128x192 ping-pong, ~3 KB on 192x128).
+bool activation_grad_fits(const Sm90Design& d) { return accumulators(d) <= 128; }
 
 std::string design_name(const Sm90Design& d) { return d.design.to_string(); }
 
@@ -76,7 +81,7 @@ Sm90EpilogueSupport epilogue_support(const Sm90Design& d, DType out) {
   if (out != DType::fp32) s.bias_dtypes.push_back(out);
   s.row_scale = true;
   s.pre_activation = stores_second_operands(d);
-  s.activation_grad = stores_second_operands(d) && halves_are_whole_atoms(d);  // (check_design_epilogue)
+  s.activation_grad = stores_second_operands(d) && halves_are_whole_atoms(d) && activation_grad_fits(d);
   return s;
 }
 
@@ -89,6 +94,9 @@ std::string check_design_epilogue(const Sm90Design& d, const EpilogueOps& ops) {
            (ops.activation_grad ? "activation_grad's outputs" : "pre_activation") + " yet; its direct-store twins do";
   // (spill-free on the 128- and 256-wide tiles; on the 192-wide ping-pong, 192 accumulators a thread,
   // the plain activations' backward spilled ~160 bytes, and the gated ones' metadata follows the forward's)
+  if (ops.activation_grad && !activation_grad_fits(d))
+    return "epilogue: activation_grad is served by designs of at most 128 accumulators a thread; design " +
+           design_name(d) + " holds " + std::to_string(accumulators(d));
   if (ops.activation_grad && !halves_are_whole_atoms(d))
     return "epilogue: activation_grad is served on tiles 128 or 256 wide; design " + design_name(d) + " has " +
            std::to_string(d.design.tile_n);

@@ -129,8 +129,9 @@ TEST_P(Sm90CompileTest, compiles_the_k_grouped_form_in_the_weight_gradient_layou
   const Arguments args = fake_grouped_k(op->metadata());
   if (!serves(*op, OperationKind::grouped_k)) {
     // Only designs whose consumers hold 192 accumulators a thread refuse it (their producer's 24
-    // registers), and they say so.
-    EXPECT_EQ(op->metadata().design.tile_n, 192) << op->name();
+    // registers: 128x192 and 192x128 ping-pong), and they say so.
+    const Design& d = op->metadata().design;
+    EXPECT_EQ(d.tile_m * d.tile_n, 128 * 192) << op->name();
     EXPECT_FALSE(op->supports(args));
     return;
   }

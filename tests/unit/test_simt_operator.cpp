@@ -389,7 +389,8 @@ TEST(SimtDiscovery, the_sm90_operators_say_in_one_sentence_why_not_the_n_grouped
     }
     // The designs of 192 accumulators a thread serve no K-grouped form (their producer's registers).
     const bool k_grouped = testing::serves(*r.op, OperationKind::grouped_k);
-    EXPECT_TRUE(k_grouped || r.op->metadata().design.tile_n == 192) << r.op->name();
+    const Design& d = r.op->metadata().design;
+    EXPECT_TRUE(k_grouped || d.tile_m * d.tile_n == 128 * 192) << r.op->name();  // 128x192, 192x128
     EXPECT_EQ(r.reason.message(), std::string("operation: must be one of grouped_gemm_m, gemm, batched_gemm, ") +
                                       (k_grouped ? "grouped_gemm_k, " : "") + "grouped_gemm_m_masked; got grouped_gemm_n");
     ++rejected;
