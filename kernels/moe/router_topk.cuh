@@ -117,6 +117,7 @@ __global__ void __launch_bounds__(32 * kRouterWarps) router_topk_backward_kernel
     softmax_row<kElem, kV>(p, token, lane, prob, rows[warp]);
 #pragma unroll
     for (int v = 0; v < kV; ++v) grads[warp][lane + 32 * v] = 0.0f;
+    __syncwarp();  // every lane's zeros before lane 0 adds into them (a shuffle orders no shared memory)
     const int64_t at = static_cast<int64_t>(token) * p.k + lane;
     const int id = lane < p.k ? __ldg(p.ids + at) : -1;
     const bool live = id >= 0 && id < p.experts;
