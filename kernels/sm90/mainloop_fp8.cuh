@@ -124,7 +124,7 @@ struct Fp8Mainloop {
   /// (wgmma.wait_group 1) and promoted while the second's MMAs run.
   __device__ __forceinline__ static void mma_tile(Accumulators& acc, SharedStorage<C>& s,
                                                   [[maybe_unused]] const TileCoord& tc, int blocks,
-                                                  PipelineCursor<C.stages>& cur, int a_atom0, int live_atoms,
+                                                  PipelineCursor<C.stages>& cur, int a_atom0, [[maybe_unused]] int live_atoms,
                                                   [[maybe_unused]] int consumer, bool release_lane) {
 #ifdef GEMMOPS_AB_BASELINE
     for (int kb = 0; kb < blocks; ++kb) {
@@ -139,9 +139,9 @@ struct Fp8Mainloop {
     BlockScales scales[2];
     for (int kb = 0; kb < blocks; kb += 2) {
       const int stage0 = cur.stage;
-      issue<0>(acc, s, kb, cur, a_atom0, live_atoms, scales[0]);
+      issue<0>(acc, s, kb, cur, a_atom0, scales[0]);
       if (kb + 1 < blocks) {
-        issue<1>(acc, s, kb + 1, cur, a_atom0, live_atoms, scales[1]);
+        issue<1>(acc, s, kb + 1, cur, a_atom0, scales[1]);
         ptx::wgmma_wait<1>();
         if (kb > 0 && release_lane) release(s, stage0 == 0 ? C.stages - 1 : stage0 - 1);
         if (release_lane) release(s, stage0);
@@ -177,15 +177,15 @@ struct Fp8Mainloop {
   }
 
   /// Block kb into register set kB: its scales read before the stage's wait, its four k32 MMAs from
-  /// zero, committed (none without a live atom); `cur` steps on.
+  /// zero, committed; `cur` steps on. A warpgroup without live atoms issues them too (their rows are
+  /// never stored): a branch around them made ptxas serialise every wgmma (C7520).
   template <int kB>
   __device__ __forceinline__ static void issue(Accumulators& acc, SharedStorage<C>& s, int kb,
-                                               PipelineCursor<C.stages>& cur, int a_atom0, int live_atoms,
-                                               BlockScales& scales) {
+                                               PipelineCursor<C.stages>& cur, int a_atom0, BlockScales& scales) {
     const int stage = cur.stage;
     load_scales(acc, kb, scales);
     ptx::mbarrier_wait(s.full(stage), cur.phase);
-    {  // every atom, live or not (a branch around the MMAs serialises them: C7520)
+    {
       constexpr int kAtomBytes = 64 * C.k_row_bytes();
       const uint8_t* a_tile = s.a() + stage * C.a_stage_bytes() + a_atom0 * kAtomBytes;
       const uint64_t desc_b = ptx::make_smem_desc_sw128(s.b() + stage * C.b_stage_bytes(), 16, 1024);
