@@ -162,6 +162,109 @@ TEST_P(Sm90GatheredATest, every_group_empty_leaves_out_untouched) {
                                                     IndexKind::random_with_repeats, Major::k, rng));
 }
 
+/// out as `op` leaves it for `g` (host tensors uploaded, out poisoned before), or why it could not run.
+Status run_on_device(const Operator& op, const GroupedGemmArguments& host, HostTensor& out) {
+  auto up = [](const TensorDesc& t) {  // a device copy of a host tensor's bytes
+    HostTensor h;
+    h.desc = t;
+    h.storage.assign(static_cast<const std::byte*>(t.data),
+                     static_cast<const std::byte*>(t.data) + t.span_bytes());
+    return h;
+  };
+  std::vector<HostTensor> copies;
+  std::vector<DeviceBuffer> buffers;
+  auto device = [&](const TensorDesc& t) -> TensorDesc {
+    copies.push_back(up(t));
+    auto b = upload(copies.back());
+    if (!b) return t;
+    buffers.push_back(std::move(*b));
+    return on(copies.back(), buffers.back());
+  };
+  GroupedGemmArguments g = host;
+  g.A = device(host.A);
+  g.B = device(host.B);
+  g.offsets = device(host.offsets);
+  if (host.a_row_index) g.a_row_index = device(*host.a_row_index);
+  if (host.epilogue.row_scale) g.epilogue.row_scale = device(*host.epilogue.row_scale);
+  if (host.epilogue.bias) g.epilogue.bias = device(*host.epilogue.bias);
+  auto out_buffer = upload(out);
+  if (!out_buffer) return out_buffer.status();
+  g.out = on(out, *out_buffer);
+  GEMMOPS_TRY(op.supports(g));
+  GEMMOPS_TRY(op.run(g));
+  if (!synchronize()) return internal_error("synchronize failed");
+  if (!out_buffer->copy_to_host(out.storage.data(), out.storage.size())) return internal_error("copy back failed");
+  return Status::ok();
+}
+
+/// A gathered A beside an activation's store, without a second output (the MoE layer's forward without
+/// gradients): the same operator on a dense copy of the gathered rows gives the same bits, for the
+/// ops the design serves of: SwiGLU on concatenated halves with a row scale, gpt-oss's clamped SwiGLU
+/// on interleaved pairs with a bias and a row scale, SiLU with a bias. (The second outputs' cases are
+/// in test_sm90_epilogue_outputs.cpp.)
+TEST_P(Sm90GatheredATest, with_an_activation_equals_the_dense_copy_bit_for_bit) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  const Operator& op = *GetParam();
+  const OperatorMetadata& m = op.metadata();
+  const int64_t unit = m.design.tile_m * m.design.cluster_m, tn = m.design.tile_n;
+  std::mt19937 rng(44);
+  const int64_t total_m = 4 * unit + 37, n = 2 * tn, k = 64 * (m.design.stages + 1) + 8, groups = 5;
+  const GatherProblem p = make_gather(m, 3 * unit + 5, total_m, n, k, groups, 19, IndexKind::random_with_repeats,
+                                      Major::k, rng);
+  HostTensor dense = HostTensor::contiguous(p.A.desc.dtype, {total_m, k});
+  for (int64_t r = 0; r < total_m; ++r) {
+    const auto row = static_cast<int64_t>(p.index.get(r));
+    for (int64_t c = 0; c < k; ++c) dense.set(r * k + c, row >= 0 ? p.A.get(row * k + c) : 0.0);
+  }
+  HostTensor scale = HostTensor::contiguous(DType::fp32, {total_m});
+  HostTensor bias = HostTensor::contiguous(DType::fp32, {groups, n});
+  fill_random(scale, rng);
+  fill_random(bias, rng);
+  struct Case { Activation act; GateLayout gate; bool scaled, biased; };
+  // (Three ops, not all: each is two kernels compiled cold per design in the suite's run.)
+  const Case cases[] = {{Activation::swiglu, GateLayout::concatenated, true, false},
+                        {Activation::swiglu_oss, GateLayout::interleaved, true, true},
+                        {Activation::silu, GateLayout::concatenated, false, true}};
+  int served = 0;
+  for (const Case& c : cases) {
+    const bool gated = c.act == Activation::swiglu || c.act == Activation::swiglu_oss;
+    HostTensor gathered_out = HostTensor::contiguous(p.out.desc.dtype, {total_m, gated ? n / 2 : n});
+    gathered_out.poison();
+    HostTensor dense_out = gathered_out;
+    GroupedGemmArguments g = p.arguments();
+    g.out = gathered_out.desc;
+    g.epilogue.activation = c.act;
+    g.epilogue.gate_layout = c.gate;
+    if (c.scaled) g.epilogue.row_scale = scale.desc;
+    if (c.biased) g.epilogue.bias = bias.desc;
+    GroupedGemmArguments fake = g;  // does the design serve this op? (fake CUDA tensors: no data read)
+    std::vector<TensorDesc*> operands = {&fake.A, &fake.B, &fake.out, &fake.offsets, &*fake.a_row_index};
+    if (fake.epilogue.row_scale) operands.push_back(&*fake.epilogue.row_scale);
+    if (fake.epilogue.bias) operands.push_back(&*fake.epilogue.bias);
+    for (TensorDesc* t : operands) {
+      t->device = Device::cuda(0);
+      t->data = nullptr;
+    }
+    if (!op.supports(fake)) continue;
+    ++served;
+    const std::string what = std::string(name(c.act)) + (c.gate == GateLayout::interleaved ? " interleaved" : "") +
+                             (c.scaled ? ", row scale" : "") + (c.biased ? ", bias" : "");
+    SCOPED_TRACE(what);
+    Status s = run_on_device(op, g, gathered_out);
+    ASSERT_TRUE(s) << s.to_string();
+    GroupedGemmArguments d = g;
+    d.A = dense.desc;
+    d.a_row_index.reset();
+    d.out = dense_out.desc;
+    s = run_on_device(op, d, dense_out);
+    ASSERT_TRUE(s) << s.to_string();
+    EXPECT_EQ(gathered_out.storage, dense_out.storage) << "gathered and dense A differ";
+  }
+  if (!m.constraints.epilogue.activations.empty()) {
+    EXPECT_GT(served, 0) << "no op served";
+  }
+}
+
 std::string operator_name(const ::testing::TestParamInfo<OperatorPtr>& info) { return info.param->name(); }
 
 INSTANTIATE_TEST_SUITE_P(Sm90, Sm90GatheredATest, ::testing::ValuesIn(gathering_operators()), operator_name);
