@@ -103,14 +103,15 @@ class FusedMoEExperts(torch.nn.Module):
     weights in their epilogues (the pre-activation kept for the backward, nothing recomputed), the
     token rows gathered by the kernels where an operator serves it, a fixed-order combine."""
 
-    def __init__(self, router, w_gate_up, w_down, topk, biases=(None, None)):
+    def __init__(self, router, w_gate_up, w_down, topk, biases=(None, None), router_kind="torch"):
         super().__init__()
         self.router, self.w_gate_up, self.w_down, self.topk = router, w_gate_up, w_down, topk
         self.b_gate_up, self.b_down = biases
+        self.router_kind = router_kind
 
     def forward(self, x, selection_bias):
         import gemmops.torch
-        if ROUTER == "gemmops":  # the router's softmax and top-k in one kernel (its backward too)
+        if self.router_kind == "gemmops":  # the router's softmax and top-k in one kernel (its backward too)
             experts, weights = gemmops.torch.router_topk(F.linear(x, self.router.weight), self.topk,
                                                          selection_bias=selection_bias)
         else:
@@ -260,10 +261,6 @@ def rel_err(got, want):
 # out.backward() into each leaf's .grad, where autograd copies a gradient whose strides are not the
 # weight's into the weight's layout; "autograd": torch.autograd.grad's results as the ops return them.
 GRADS = "accumulate"
-# The fused layer's router: torch's softmax and topk (as every other layer here), or "gemmops":
-# gemmops.torch.router_topk (the same choice and weights; a tie at the k-th place may go the other
-# way, so the error columns can differ from torch's on such tokens).
-ROUTER = "torch"
 
 
 def gradients(out, leaves, grad_out):
@@ -316,6 +313,8 @@ def bench_config(cfg, a, clock, device, compiled, sonic_fn):
     layers = {name: MoEExperts(router, w_gate_up, w_down, cfg.topk, mm, biases) for name, mm in impls.items()}
     if a.fused:
         layers["fused"] = FusedMoEExperts(router, w_gate_up, w_down, cfg.topk, biases)
+        if a.router == "gemmops":  # the same fused layer routed by gemmops.router_topk, in the same round-robin
+            layers["fused_router"] = FusedMoEExperts(router, w_gate_up, w_down, cfg.topk, biases, "gemmops")
     compiled_layers = {name: compiled(layer) for name, layer in layers.items()} if compiled else {}
     # SonicMoE has no expert biases: no column for such a layer.
     sonic = SonicLayer(sonic_fn, router, w_gate_up, w_down, cfg.topk) if sonic_fn is not None and not cfg.biases \
@@ -373,9 +372,11 @@ def bench_config(cfg, a, clock, device, compiled, sonic_fn):
                  "sonic_peak_mib": peak["sonic"] / 2**20 if "sonic" in peak else float("nan"),
                  "fused_ms": t["fused"] * 1e3 if "fused" in t else float("nan"),
                  "fused_ratio": t["torch"] / t["fused"] if "fused" in t else float("nan"),
-                 "fused_peak_mib": peak["fused"] / 2**20 if "fused" in peak else float("nan"), "fused_err": fused_err}
+                 "fused_peak_mib": peak["fused"] / 2**20 if "fused" in peak else float("nan"), "fused_err": fused_err,
+                 "fused_router_ms": t["fused_router"] * 1e3 if "fused_router" in t else float("nan")}
             rows.append(r)
-            print("  " + padded(row_cells(r, sonic_fn is not None, a.fused), PROGRESS_WIDTHS, left=3), flush=True)
+            print("  " + padded(row_cells(r, sonic_fn is not None, a.fused, a.router == "gemmops"), PROGRESS_WIDTHS,
+                                left=3), flush=True)
     return rows
 
 
@@ -399,13 +400,20 @@ FUSED_HEADERS = ["fused ms", "torch/fused", "fused peak MiB", "fused rel err"]
 PEER_HEADERS = ["SonicMoE ms", "SonicMoE peak MiB"]
 
 
-def row_cells(r, peers, fused=False):
+def fused_headers(a):
+    """The fused layer's columns, and the router_topk-routed one's with --router gemmops."""
+    if not a.fused:
+        return []
+    return FUSED_HEADERS + (["fused, gemmops router ms"] if a.router == "gemmops" else [])
+
+
+def row_cells(r, peers, fused=False, router=False):
     cells = [r["config"], r["routing"], r["mode"], fmt(r["torch_ms"], ".3f"), fmt(r["gemmops_ms"], ".3f"),
              fmt(r["ratio"], ".3f"), fmt(r["torch_tflops"], ".0f"), fmt(r["gemmops_tflops"], ".0f"),
              fmt(r["torch_peak_mib"], ".0f"), fmt(r["gemmops_peak_mib"], ".0f"), fmt(r["err"], ".1e")]
     if fused:
         cells += [fmt(r["fused_ms"], ".3f"), fmt(r["fused_ratio"], ".3f"), fmt(r["fused_peak_mib"], ".0f"),
-                  fmt(r["fused_err"], ".1e")]
+                  fmt(r["fused_err"], ".1e")] + ([fmt(r.get("fused_router_ms", float("nan")), ".3f")] if router else [])
     return cells + ([fmt(r["sonic_ms"], ".3f"), fmt(r.get("sonic_peak_mib", float("nan")), ".0f")] if peers else [])
 
 
@@ -458,8 +466,8 @@ def markdown_section(rows, a, device_name, peers):
             "gradients (eager rows: of the eager forward and backward; compiled rows: of the compiled step "
             "timed). Generated by bench/bench_layer.py.\n\n")
     text += "".join(f"- {line}\n" for line in geo_lines) + "\n"
-    headers = HEADERS + (FUSED_HEADERS if a.fused else []) + (PEER_HEADERS if peers else [])
-    text += markdown_table(headers, [row_cells(r, peers, a.fused) for r in rows], left=3)
+    headers = HEADERS + fused_headers(a) + (PEER_HEADERS if peers else [])
+    text += markdown_table(headers, [row_cells(r, peers, a.fused, a.router == "gemmops") for r in rows], left=3)
     return text
 
 
@@ -481,8 +489,9 @@ def parse_args(argv=None):
                     help="forward+backward: gradients into each leaf's .grad as training does (accumulate: a "
                          "gradient in another layout than its weight's is copied), or torch.autograd.grad's as returned")
     ap.add_argument("--router", choices=["torch", "gemmops"], default="torch",
-                    help="the fused layer's router: torch's softmax and topk (as the other layers), or "
-                         "gemmops.torch.router_topk (one kernel; a trial on CUDA: GEMMOPS_TRIAL_DESIGNS=1)")
+                    help="gemmops: also time the fused layer routed by gemmops.torch.router_topk (one kernel each "
+                         "way; a trial on CUDA: GEMMOPS_TRIAL_DESIGNS=1) beside the one routed by torch's softmax "
+                         "and topk, in the same round-robin (its column: fused, gemmops router ms)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu (with --smoke: the code paths, tiny sizes)")
     ap.add_argument("--smoke", action="store_true", help="tiny configs and few iterations (a quick run of every path)")
@@ -498,8 +507,8 @@ def parse_args(argv=None):
 
 def main(argv=None):
     a = parse_args(argv)
-    global GRADS, ROUTER
-    GRADS, ROUTER = a.grads, a.router
+    global GRADS
+    GRADS = a.grads
     device = device_or_exit(a.device, NO_DEVICE)
     if device is None:
         return 0
@@ -528,8 +537,9 @@ def main(argv=None):
     failed = any(not r["err"] <= CHECK_LIMIT or r["fused_err"] > CHECK_LIMIT for r in rows)
     if rows:
         print()
-        headers = HEADERS + (FUSED_HEADERS if a.fused else []) + (PEER_HEADERS if sonic_fn is not None else [])
-        print(text_table(headers, [row_cells(r, sonic_fn is not None, a.fused) for r in rows], left=3))
+        headers = HEADERS + fused_headers(a) + (PEER_HEADERS if sonic_fn is not None else [])
+        print(text_table(headers, [row_cells(r, sonic_fn is not None, a.fused, a.router == "gemmops") for r in rows],
+                         left=3))
         for line in (summary_lines(rows) + (fused_lines(rows) if a.fused else []) +
                      (peer_lines(rows) if sonic_fn is not None else [])):
             print(line)

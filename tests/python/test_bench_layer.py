@@ -150,7 +150,7 @@ def test_the_layer_routes_gathers_and_scatters_back_like_a_per_token_loop():
 
 
 @pytest.mark.torch
-def test_the_fused_layer_with_gemmops_router_matches_the_torch_router_on_the_cpu(monkeypatch):
+def test_the_fused_layer_with_gemmops_router_matches_the_torch_router_on_the_cpu():
     torch = pytest.importorskip("torch")
     pytest.importorskip("gemmops.torch", reason="gemmops.torch needs torch")
     import bench_layer
@@ -163,14 +163,27 @@ def test_the_fused_layer_with_gemmops_router_matches_the_torch_router_on_the_cpu
     w_down = (torch.randn(E, H, I, generator=g) / I ** 0.5).requires_grad_(True)
     x = torch.randn(T, H, generator=g).requires_grad_(True)
     bias = torch.zeros(T, E)
-    layer = bench_layer.FusedMoEExperts(router, w_gate_up, w_down, topk)
     results = []
     for router_kind in ("torch", "gemmops"):
-        monkeypatch.setattr(bench_layer, "ROUTER", router_kind)
+        layer = bench_layer.FusedMoEExperts(router, w_gate_up, w_down, topk, router_kind=router_kind)
         out = layer(x, bias)
         results.append([out, *torch.autograd.grad(out.square().sum(), [x, router.weight, w_gate_up, w_down])])
     for a, b in zip(*results):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.torch
+def test_the_layer_benchmark_times_the_gemmops_router_beside_the_fused_layer(tmp_path, capsys):
+    pytest.importorskip("torch")
+    pytest.importorskip("gemmops.torch", reason="gemmops.torch needs torch")
+    import bench_layer
+    md = tmp_path / "layer.md"
+    assert bench_layer.main(["--device", "cpu", "--smoke", "--no-compile", "--router", "gemmops",
+                             "--modes", "eager-fwd+bwd", "--markdown", str(md)]) == 0
+    text = md.read_text()
+    assert "fused, gemmops router ms" in text
+    row = next(line for line in text.splitlines() if line.startswith("| ") and "eager-fwd+bwd" in line)
+    assert "nan" not in row.split("|")[-2], row  # the router-routed layer was timed
 
 
 @pytest.mark.torch
