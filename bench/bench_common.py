@@ -53,6 +53,20 @@ ZIPF_EXPONENT = 1.2
 ZIPF_EMPTY_FRACTION = 0.25
 
 
+def with_kernel_defines(defines, make):
+    """make() with GEMMOPS_KERNEL_DEFINES=defines (none: unset) for the kernels it compiles: a kernel
+    change and its baseline compiled in one process (the defines are part of the kernel cache's key),
+    then timed in the same round-robin. The variable is unset again afterwards."""
+    if defines:
+        os.environ["GEMMOPS_KERNEL_DEFINES"] = defines
+    else:
+        os.environ.pop("GEMMOPS_KERNEL_DEFINES", None)
+    try:
+        return make()
+    finally:
+        os.environ.pop("GEMMOPS_KERNEL_DEFINES", None)
+
+
 def even_sizes(total, groups):
     """Rows per group as even as whole rows allow, the extra rows spread over the groups (8 rows over
     128 groups: one row in every 16th group)."""

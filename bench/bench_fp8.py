@@ -22,7 +22,8 @@ import torch  # noqa: E402
 
 import gemmops as ops  # noqa: E402
 import gemmops.torch as gt  # noqa: E402
-from bench_common import even_sizes, first_line, markdown_table, text_table, zipf_loads  # noqa: E402
+from bench_common import (even_sizes, first_line, markdown_table, text_table, with_kernel_defines,  # noqa: E402
+                          zipf_loads)
 from bench_grouped import Timer  # noqa: E402
 
 SHAPES = [(4, 8192, 4096, 7168), (4, 8192, 7168, 2048)]  # (groups, rows per group, N, K): DeepGEMM's
@@ -135,16 +136,6 @@ def deepgemm(A, W, sizes):
     return fn, ""
 
 
-def with_defines(defines, make):
-    """make() with GEMMOPS_KERNEL_DEFINES=defines for its compiles (a kernel change's baseline, timed in
-    the same process: the defines are part of the kernel cache's key)."""
-    os.environ["GEMMOPS_KERNEL_DEFINES"] = defines
-    try:
-        return make()
-    finally:
-        os.environ.pop("GEMMOPS_KERNEL_DEFINES", None)
-
-
 AB_DEFINES = ""  # --ab-defines: gemmops' fp8 operators also compiled with these, in the same round-robin
 
 
@@ -169,8 +160,9 @@ def bench_row(timer, kind, G, rows, N, K, reps):
         else:
             fns[label] = fn
     if AB_DEFINES:
-        fns[f"gemmops fp8 with {AB_DEFINES}"] = with_defines(AB_DEFINES, lambda: fp8_candidate(A, W, offsets, out)[1])
-        fn, _ = with_defines(AB_DEFINES, lambda: gemmops_rowwise(rowwise, offsets, out_rowwise))
+        fns[f"gemmops fp8 with {AB_DEFINES}"] = with_kernel_defines(AB_DEFINES,
+                                                                    lambda: fp8_candidate(A, W, offsets, out)[1])
+        fn, _ = with_kernel_defines(AB_DEFINES, lambda: gemmops_rowwise(rowwise, offsets, out_rowwise))
         if fn is not None:
             fns[f"gemmops fp8 row-wise with {AB_DEFINES}"] = fn
     fp8_fn()

@@ -23,7 +23,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import LAYER_CONFIGS, SMOKE_CONFIGS, device_or_exit, select  # noqa: E402
+from bench_common import LAYER_CONFIGS, SMOKE_CONFIGS, device_or_exit, select, with_kernel_defines  # noqa: E402
 
 NO_DEVICE = "bench_step_gemms.py needs a CUDA device; found none"
 
@@ -169,13 +169,8 @@ def main(argv=None):
                 o = candidates[0]
                 variants = {}
                 for label, defines in (("as built", None), ("with " + a.ab_defines, a.ab_defines)):
-                    if defines is None:
-                        os.environ.pop("GEMMOPS_KERNEL_DEFINES", None)
-                    else:
-                        os.environ["GEMMOPS_KERNEL_DEFINES"] = defines
-                    art = o.compile(args)
+                    art = with_kernel_defines(defines, lambda o=o, args=args: o.compile(args))
                     variants[label] = lambda o=o, art=art, args=args: o.run(args, compiled_artifact=art)
-                os.environ.pop("GEMMOPS_KERNEL_DEFINES", None)
                 us = timer.interleaved_medians_us(variants, reps=a.reps)
                 base = us["with " + a.ab_defines]
                 print(f"  {piece}: {o.name}: " + ", ".join(f"{k} {v:.1f} us" for k, v in us.items()) +

@@ -16,6 +16,7 @@
 #include "gemmops/moe.hpp"
 #include "moe/gather_reduce_kernels.hpp"
 #include "moe/moe_device.hpp"
+#include "moe/moe_rules.hpp"
 #include "moe/gather_reduce_params.cuh"
 #include "simt/arch_modules.hpp"
 
@@ -124,14 +125,10 @@ jit::CompileRequest gather_reduce_request(DType in, DType out, int vec) {
 
 Status gather_reduce(const GatherReduceArguments& a, Stream stream) {
   GEMMOPS_TRY(validate(a));
-  // Run needs data (fake tensors are for validate()); the operand is named, as refuse_fake does.
-  const std::pair<const TensorDesc*, const char*> operands[] = {
-      {&a.rows, "rows"}, {&a.pair_rows, "pair_rows"}, {&a.out, "out"},
-      {a.scores ? &*a.scores : nullptr, "scores"}, {a.row_limit ? &*a.row_limit : nullptr, "row_limit"}};
-  for (const auto& [t, role] : operands) {
-    if (t != nullptr && t->is_fake() && t->numel() > 0)
-      return invalid_argument(std::string(role) + ": run needs data; got a fake tensor (no data pointer)");
-  }
+  // Run needs data (fake tensors are for validate()).
+  GEMMOPS_TRY(moe::refuse_fakes({{&a.rows, "rows"}, {&a.pair_rows, "pair_rows"}, {&a.out, "out"},
+                                 {a.scores ? &*a.scores : nullptr, "scores"},
+                                 {a.row_limit ? &*a.row_limit : nullptr, "row_limit"}}));
   if (a.out.numel() == 0) return Status::ok();
   if (!a.rows.device.is_cuda()) {
     gather_reduce_on_host(a);

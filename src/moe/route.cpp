@@ -10,6 +10,7 @@
 #include "cuda/launch.hpp"
 #include "gemmops/moe.hpp"
 #include "moe/moe_device.hpp"
+#include "moe/moe_rules.hpp"
 #include "moe/route_kernels.hpp"
 #include "moe/route_params.cuh"
 #include "simt/arch_modules.hpp"
@@ -119,13 +120,9 @@ std::size_t route_workspace_size(std::int64_t pairs, int num_experts) {
 
 Status route(const RouteArguments& a, Stream stream, Workspace workspace) {
   GEMMOPS_TRY(validate(a));
-  const std::pair<const TensorDesc*, const char*> operands[] = {
-      {&a.topk_ids, "topk_ids"}, {&a.offsets, "offsets"}, {&a.token, "token"}, {&a.pair, "pair"},
-      {a.scores ? &*a.scores : nullptr, "scores"}, {a.sorted_scores ? &*a.sorted_scores : nullptr, "sorted_scores"}};
-  for (const auto& [t, role] : operands) {
-    if (t != nullptr && t->is_fake() && t->numel() > 0)
-      return invalid_argument(std::string(role) + ": run needs data; got a fake tensor (no data pointer)");
-  }
+  GEMMOPS_TRY(moe::refuse_fakes(
+      {{&a.topk_ids, "topk_ids"}, {&a.offsets, "offsets"}, {&a.token, "token"}, {&a.pair, "pair"},
+       {a.scores ? &*a.scores : nullptr, "scores"}, {a.sorted_scores ? &*a.sorted_scores : nullptr, "sorted_scores"}}));
   if (!a.topk_ids.device.is_cuda()) {
     route_on_host(a);
     return Status::ok();

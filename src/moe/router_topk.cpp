@@ -16,6 +16,7 @@
 #include "cuda/launch.hpp"
 #include "gemmops/moe.hpp"
 #include "moe/moe_device.hpp"
+#include "moe/moe_rules.hpp"
 #include "moe/router_topk_kernels.hpp"
 #include "moe/router_topk_params.cuh"
 #include "simt/arch_modules.hpp"
@@ -135,14 +136,6 @@ Status launch(const TensorDesc& logits, size_t which, k::RouterTopkParams& p, St
   return cuda::launch(*device.api, fn, lc, params);
 }
 
-Status refuse_fake(const std::vector<std::pair<const TensorDesc*, const char*>>& operands) {
-  for (const auto& [t, role] : operands) {
-    if (t != nullptr && t->is_fake() && t->numel() > 0)
-      return invalid_argument(std::string(role) + ": run needs data; got a fake tensor (no data pointer)");
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 namespace moe {
@@ -168,7 +161,7 @@ jit::CompileRequest router_topk_request(DType logits, int values) {
 
 Status router_topk(const RouterTopkArguments& a, Stream stream) {
   GEMMOPS_TRY(validate(a));
-  GEMMOPS_TRY(refuse_fake({{&a.logits, "logits"}, {&a.topk_ids, "topk_ids"}, {&a.topk_weights, "topk_weights"},
+  GEMMOPS_TRY(moe::refuse_fakes({{&a.logits, "logits"}, {&a.topk_ids, "topk_ids"}, {&a.topk_weights, "topk_weights"},
                            {a.selection_bias ? &*a.selection_bias : nullptr, "selection_bias"}}));
   if (a.logits.size(0) == 0) return Status::ok();
   if (!a.logits.device.is_cuda()) {
@@ -192,7 +185,7 @@ Status router_topk(const RouterTopkArguments& a, Stream stream) {
 
 Status router_topk_backward(const RouterTopkBackwardArguments& a, Stream stream) {
   GEMMOPS_TRY(validate(a));
-  GEMMOPS_TRY(refuse_fake({{&a.logits, "logits"}, {&a.topk_ids, "topk_ids"},
+  GEMMOPS_TRY(moe::refuse_fakes({{&a.logits, "logits"}, {&a.topk_ids, "topk_ids"},
                            {&a.grad_topk_weights, "grad_topk_weights"}, {&a.grad_logits, "grad_logits"}}));
   if (a.logits.size(0) == 0) return Status::ok();
   if (!a.logits.device.is_cuda()) {

@@ -7,24 +7,15 @@
 
 #include "arguments/rules.hpp"
 #include "gemmops/moe.hpp"
+#include "moe/moe_rules.hpp"
 #include "moe/route_params.cuh"
 
 namespace gemmops {
 namespace {
 
-Status need(bool ok, const TensorDesc& t, const char* role, const std::string& rule) {
-  if (ok) return Status::ok();
-  return invalid_argument(std::string(role) + ": must be " + rule + "; got " + t.describe());
-}
-
-bool contiguous(const TensorDesc& t) {
-  int64_t expect = 1;
-  for (int d = t.rank() - 1; d >= 0; --d) {
-    if (t.size(d) > 1 && t.stride(d) != expect) return false;
-    expect *= t.size(d);
-  }
-  return true;
-}
+using moe::contiguous;
+using moe::need;
+using moe::need_all_apart;
 
 /// An int32 or fp32 tensor of `shape`, contiguous, on the ids' device.
 Status need_tensor(const TensorDesc& t, const char* role, DType dtype, const std::vector<int64_t>& shape,
@@ -34,15 +25,6 @@ Status need_tensor(const TensorDesc& t, const char* role, DType dtype, const std
   GEMMOPS_TRY(need(t.shape == shape, t, role, dims));
   GEMMOPS_TRY(need(contiguous(t), t, role, "contiguous"));
   return need(t.device == ids.device, t, role, "on topk_ids' device (" + ids.device.to_string() + ")");
-}
-
-/// `a` and `b` share no byte (tensors without data or elements share none).
-Status need_apart(const TensorDesc& a, const char* a_role, const TensorDesc& b, const char* b_role) {
-  if (a.data == nullptr || b.data == nullptr || a.numel() == 0 || b.numel() == 0) return Status::ok();
-  const auto a0 = reinterpret_cast<uintptr_t>(a.data), b0 = reinterpret_cast<uintptr_t>(b.data);
-  const uintptr_t a1 = a0 + static_cast<uintptr_t>(a.span_bytes()), b1 = b0 + static_cast<uintptr_t>(b.span_bytes());
-  if (a0 < b1 && b0 < a1) return invalid_argument(std::string(a_role) + ": must not overlap " + b_role + " in memory");
-  return Status::ok();
 }
 
 }  // namespace
@@ -69,9 +51,8 @@ Status validate(const RouteArguments& a) {
     return invalid_argument(std::string(a.scores ? "sorted_scores" : "scores") +
                             ": scores and sorted_scores come together (both or neither)");
   }
-  std::vector<std::pair<const TensorDesc*, const char*>> outs = {{&a.offsets, "offsets"}, {&a.token, "token"},
-                                                                 {&a.pair, "pair"}};
-  std::vector<std::pair<const TensorDesc*, const char*>> ins = {{&ids, "topk_ids"}};
+  std::vector<moe::Named> outs = {{&a.offsets, "offsets"}, {&a.token, "token"}, {&a.pair, "pair"}};
+  std::vector<moe::Named> ins = {{&ids, "topk_ids"}};
   if (a.scores) {
     GEMMOPS_TRY(need_tensor(*a.scores, "scores", DType::fp32, {t, k}, "topk_ids' shape " + tk, ids));
     GEMMOPS_TRY(need_tensor(*a.sorted_scores, "sorted_scores", DType::fp32, {pairs},
@@ -79,13 +60,7 @@ Status validate(const RouteArguments& a) {
     outs.emplace_back(&*a.sorted_scores, "sorted_scores");
     ins.emplace_back(&*a.scores, "scores");
   }
-  // No output may overlap an input or another output.
-  for (size_t i = 0; i < outs.size(); ++i) {
-    for (const auto& [in, role] : ins) GEMMOPS_TRY(need_apart(*outs[i].first, outs[i].second, *in, role));
-    for (size_t j = i + 1; j < outs.size(); ++j)
-      GEMMOPS_TRY(need_apart(*outs[i].first, outs[i].second, *outs[j].first, outs[j].second));
-  }
-  return Status::ok();
+  return need_all_apart(outs, ins);  // no output may overlap an input or another output
 }
 
 }  // namespace gemmops

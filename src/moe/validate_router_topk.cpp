@@ -8,26 +8,17 @@
 
 #include "arguments/rules.hpp"
 #include "gemmops/moe.hpp"
+#include "moe/moe_rules.hpp"
 #include "moe/router_topk_params.cuh"
 
 namespace gemmops {
 namespace {
 
+using moe::contiguous;
+using moe::need;
+using moe::need_all_apart;
+
 namespace k = kernels::moe;
-
-Status need(bool ok, const TensorDesc& t, const char* role, const std::string& rule) {
-  if (ok) return Status::ok();
-  return invalid_argument(std::string(role) + ": must be " + rule + "; got " + t.describe());
-}
-
-bool contiguous(const TensorDesc& t) {
-  int64_t expect = 1;
-  for (int d = t.rank() - 1; d >= 0; --d) {
-    if (t.size(d) > 1 && t.stride(d) != expect) return false;
-    expect *= t.size(d);
-  }
-  return true;
-}
 
 bool float_dtype(DType d) { return d == DType::bf16 || d == DType::fp16 || d == DType::fp32; }
 
@@ -53,25 +44,6 @@ Status need_choices(const TensorDesc& t, const char* role, DType dtype, int64_t 
   return need(t.device == logits.device, t, role, "on logits' device (" + logits.device.to_string() + ")");
 }
 
-/// `a` and `b` share no byte (tensors without data or elements share none).
-Status need_apart(const TensorDesc& a, const char* a_role, const TensorDesc& b, const char* b_role) {
-  if (a.data == nullptr || b.data == nullptr || a.numel() == 0 || b.numel() == 0) return Status::ok();
-  const auto a0 = reinterpret_cast<uintptr_t>(a.data), b0 = reinterpret_cast<uintptr_t>(b.data);
-  const uintptr_t a1 = a0 + static_cast<uintptr_t>(a.span_bytes()), b1 = b0 + static_cast<uintptr_t>(b.span_bytes());
-  if (a0 < b1 && b0 < a1) return invalid_argument(std::string(a_role) + ": must not overlap " + b_role + " in memory");
-  return Status::ok();
-}
-
-Status need_all_apart(const std::vector<std::pair<const TensorDesc*, const char*>>& outs,
-                      const std::vector<std::pair<const TensorDesc*, const char*>>& ins) {
-  for (size_t i = 0; i < outs.size(); ++i) {
-    for (const auto& [in, role] : ins) GEMMOPS_TRY(need_apart(*outs[i].first, outs[i].second, *in, role));
-    for (size_t j = i + 1; j < outs.size(); ++j)
-      GEMMOPS_TRY(need_apart(*outs[i].first, outs[i].second, *outs[j].first, outs[j].second));
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 Status validate(const RouterTopkArguments& a) {
@@ -85,7 +57,7 @@ Status validate(const RouterTopkArguments& a) {
   }
   GEMMOPS_TRY(need_choices(a.topk_ids, "topk_ids", DType::i32, tokens, a.k, l));
   GEMMOPS_TRY(need_choices(a.topk_weights, "topk_weights", DType::fp32, tokens, a.k, l));
-  std::vector<std::pair<const TensorDesc*, const char*>> ins = {{&l, "logits"}};
+  std::vector<moe::Named> ins = {{&l, "logits"}};
   if (a.selection_bias) {
     const TensorDesc& b = *a.selection_bias;
     GEMMOPS_TRY(detail::validate_layout(b, "selection_bias"));

@@ -12,6 +12,14 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
 import bench_common as bc  # noqa: E402
 
 
+def test_with_kernel_defines_sets_the_variable_for_the_call_only(monkeypatch):
+    import os
+    monkeypatch.setenv("GEMMOPS_KERNEL_DEFINES", "LEFT_OVER")
+    seen = bc.with_kernel_defines("GEMMOPS_AB_BASELINE", lambda: os.environ.get("GEMMOPS_KERNEL_DEFINES"))
+    assert seen == "GEMMOPS_AB_BASELINE" and "GEMMOPS_KERNEL_DEFINES" not in os.environ
+    assert bc.with_kernel_defines(None, lambda: os.environ.get("GEMMOPS_KERNEL_DEFINES")) is None
+
+
 def test_flops_count_both_grouped_gemms_and_the_backward_twice():
     # Qwen3-30B-A3B, T=8192: 65536 rows through H=2048 -> 2I=1536, then I=768 -> H.
     forward = 2 * 65536 * 2048 * 1536 + 2 * 65536 * 768 * 2048
