@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "gemmops/gemmops.hpp"
+#include "sm90/calibrations.hpp"
 #include "sm90/designs.hpp"
 #include "sm90/heuristics.hpp"
 #include "sm90/machine_models.hpp"
@@ -70,6 +71,28 @@ TEST(MachineModel, h200_is_unchanged_and_h100_differs_in_its_memory_and_gathered
   EXPECT_FALSE(machine_model_named("h300"));
   EXPECT_EQ(machine_model_names(), "h200, h100_sxm, h100_pcie, h800, h20");
   EXPECT_NE(fingerprint(h200), fingerprint(h100));
+}
+
+// A fitted line whose design name matched no design would be ignored without a word: every H100 line
+// names a registered design, each design takes its line there and keeps the H200's elsewhere.
+TEST(MachineModel, the_h100_calibrations_name_registered_designs_and_are_the_ones_it_uses) {
+  const MachineModel h100 = *machine_model_named("h100_sxm");
+  const MachineModel h200 = *machine_model_named("h200");
+  const auto fitted = fitted_calibrations("h100_sxm");
+  ASSERT_FALSE(fitted.empty());
+  EXPECT_TRUE(fitted_calibrations("h200").empty());
+  for (const FittedCalibration& f : fitted) {
+    SCOPED_TRACE(std::string(f.design));
+    const auto designs = sm90_designs();
+    const auto it = std::find_if(designs.begin(), designs.end(),
+                                 [&](const Sm90Design& d) { return d.design.to_string() == f.design; });
+    ASSERT_NE(it, designs.end());
+    const Sm90Design on_h100 = calibrated_for(*it, h100);
+    EXPECT_EQ(on_h100.calibration.mainloop_efficiency, f.calibration.mainloop_efficiency);
+    EXPECT_EQ(on_h100.calibration.k_grouped_time_scale, f.calibration.k_grouped_time_scale);
+    EXPECT_EQ(calibrated_for(*it, h200).calibration.mainloop_efficiency, it->calibration.mainloop_efficiency);
+    EXPECT_EQ(on_h100.trial, it->trial);
+  }
 }
 
 TEST(MachineModel, hopper_default_is_built_from_the_facts) {
