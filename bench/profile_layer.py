@@ -64,6 +64,8 @@ def main(argv=None):
     ap.add_argument("--order", type=float, default=0, metavar="US",
                     help="also list one step's kernels of at least US microseconds in launch order")
     ap.add_argument("--width", type=int, default=110, help="characters of each kernel name")
+    ap.add_argument("--router", choices=("torch", "gemmops"), default="torch",
+                    help="gemmops: also the fused layer routed by gemmops.torch.router_topk (block \"fused+router\")")
     a = ap.parse_args(argv)
     device = device_or_exit("cuda", "profile_layer.py needs a CUDA device; found none")
     if device is None:
@@ -78,6 +80,8 @@ def main(argv=None):
         layers = {name: bl.MoEExperts(router, w_gate_up, w_down, cfg.topk, mm)
                   for name, mm in (("torch", torch._grouped_mm), ("gemmops", gemmops.torch.grouped_mm))}
         layers["fused"] = bl.FusedMoEExperts(router, w_gate_up, w_down, cfg.topk)
+        if a.router == "gemmops":
+            layers["fused+router"] = bl.FusedMoEExperts(router, w_gate_up, w_down, cfg.topk, router_kind="gemmops")
         steps = {name: (lambda l=l: bl.step(l, x, bias, grad_out, leaves, True)) for name, l in layers.items()}
         if sonic_fn is not None:
             sonic = bl.SonicLayer(sonic_fn, router, w_gate_up, w_down, cfg.topk)

@@ -81,9 +81,9 @@ def test_refuses_bad_arguments_naming_the_operand(call, match):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("T,E,k", [(1, 1, 1), (8192, 128, 8), (513, 60, 32), (300, 384, 6), (65, 1024, 4)])
-@pytest.mark.parametrize("trial", ["1", "0"])
-def test_on_the_gpu_kernels_and_torch_s_ops_agree_with_float64(T, E, k, trial, monkeypatch):
-    monkeypatch.setenv("GEMMOPS_TRIAL_DESIGNS", trial)
+@pytest.mark.parametrize("routing", ["", "torch"])
+def test_on_the_gpu_kernels_and_torch_s_ops_agree_with_float64(T, E, k, routing, monkeypatch):
+    monkeypatch.setenv("GEMMOPS_ROUTING", routing)
     logits = distinct_logits(T, E, seed=E, dtype=torch.bfloat16, device="cuda").requires_grad_(True)
     b = ((torch.rand(E, generator=torch.Generator().manual_seed(1)) < 0.2).float() * 2.0).cuda()
     ids, w = gt.router_topk(logits, k, True, b)
@@ -100,7 +100,7 @@ def test_on_the_gpu_kernels_and_torch_s_ops_agree_with_float64(T, E, k, trial, m
 
 @pytest.mark.gpu
 def test_the_kernels_capture_into_a_cuda_graph(monkeypatch):
-    monkeypatch.setenv("GEMMOPS_TRIAL_DESIGNS", "1")
+    monkeypatch.delenv("GEMMOPS_ROUTING", raising=False)
     logits = distinct_logits(1000, 128, seed=4, device="cuda")
     gt.router_topk(logits, 8, True)  # compiled outside the capture
     torch.cuda.synchronize()

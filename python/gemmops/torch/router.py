@@ -10,8 +10,8 @@ logits (T, E) bf16 / fp16 / fp32 (E <= 1024, k <= 32): p = softmax(logits) in fp
 weights; a tie: the lower id), in that order; weights (T, k) fp32 = p at them, divided by their sum
 with ``renormalize`` (Qwen3's norm_topk_prob; Mixtral's softmax over the top-k logits is the same).
 Differentiable in the logits. One kernel forward and one backward on a CUDA device, no (T, E)
-probabilities kept, no host synchronisation; torch's softmax and topk where the kernels are not
-offered (they are a trial until the GPU suite has run them: GEMMOPS_TRIAL_DESIGNS=1).
+probabilities kept, no host synchronisation; GEMMOPS_ROUTING=torch takes torch's softmax and a stable
+sort instead (the same choice and tie rule; for comparisons, or to step around a fault in the kernels).
 """
 import os
 from typing import List, Optional, Tuple
@@ -25,11 +25,10 @@ __all__ = ["router_topk"]
 
 
 def kernels_offered(device: torch.device) -> bool:
-    """The kernels on the host always; on a CUDA device only with GEMMOPS_TRIAL_DESIGNS (a trial until
-    the GPU suite has run them)."""
+    """The kernels on the host always; on a CUDA device unless GEMMOPS_ROUTING=torch (read at each call)."""
     if device.type != "cuda":
         return True
-    return os.environ.get("GEMMOPS_TRIAL_DESIGNS", "0") not in ("", "0")
+    return os.environ.get("GEMMOPS_ROUTING", "") != "torch"
 
 
 def _stream(t: torch.Tensor) -> int:
