@@ -46,11 +46,7 @@ struct Fp8Mainloop {
   /// A consumer warpgroup's registers: the MMAs' block sum, the promoted sum and where this
   /// thread's rows' A scales and the tile's B scales are (set by start_tile).
   struct Accumulators {
-#ifdef GEMMOPS_AB_BASELINE  // A/B: one block set, each block waited for before its promotion
-    float block[kAtoms][kFrag];
-#else
     float block[2][kAtoms][kFrag];  // block kb's MMAs run into set kb % 2 while set (kb - 1) % 2 is promoted
-#endif
     float sum[kAtoms][kFrag];
     const float* a_scale[kAtoms][2];  // the thread's two rows of each atom: k-block 0 of its scales (rowwise: its scale)
     const float* b_scale;             // the tile's 128-column block of its group: k-block 0 (rowwise: column col0's scale)
@@ -126,12 +122,6 @@ struct Fp8Mainloop {
                                                   [[maybe_unused]] const TileCoord& tc, int blocks,
                                                   PipelineCursor<C.stages>& cur, int a_atom0, [[maybe_unused]] int live_atoms,
                                                   [[maybe_unused]] int consumer, bool release_lane) {
-#ifdef GEMMOPS_AB_BASELINE
-    for (int kb = 0; kb < blocks; ++kb) {
-      mma_k_block(acc, s, kb, cur, a_atom0, live_atoms, release_lane);
-      cur.advance();
-    }
-#else
     // Two blocks a turn, nothing in flight across turns (ptxas serialises every wgmma when a set
     // read after wait_group 1 was issued in an earlier turn, C7520): the first block's promotion
     // runs under the second's MMAs, the second's after them. The first block's stage (and the
@@ -154,10 +144,8 @@ struct Fp8Mainloop {
         promote<0>(acc, scales[0]);
       }
     }
-#endif
   }
 
-#ifndef GEMMOPS_AB_BASELINE
   /// One block's scales: A's for the thread's rows of each atom, times B's (rowwise: 1, applied in drain).
   struct BlockScales {
     float row[kAtoms][2];
@@ -225,7 +213,6 @@ struct Fp8Mainloop {
       }
     }
   }
-#endif
 
   /// Nothing is in flight after mma_tile (each block is waited for before its promotion). Rowwise:
   /// the sum times its row's and its column's scales, once (accumulator i of an atom sits on row
@@ -255,58 +242,6 @@ struct Fp8Mainloop {
 
   __device__ __forceinline__ static void release(SharedStorage<C>& s, int stage) { Mainloop<C>::release(s, stage); }
 
-#ifdef GEMMOPS_AB_BASELINE
-  /// One 128-K block: its scales loaded before the stage's wait (their latency under it), its four
-  /// k32 MMAs from zero, waited for, the stage before released, then the promotion.
-  __device__ __forceinline__ static void mma_k_block(Accumulators& acc, SharedStorage<C>& s, int kb,
-                                                     const PipelineCursor<C.stages>& cur, int a_atom0,
-                                                     int live_atoms, bool release_lane) {
-    const int stage = cur.stage;
-    float sb = 1.0f;
-    float scale[kAtoms][2];
-#pragma unroll
-    for (int a = 0; a < kAtoms; ++a)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) scale[a][h] = 1.0f;
-    if constexpr (!kRowwise) {  // (rowwise: each block's sum is added as it is, scaled once in drain)
-      sb = __ldg(acc.b_scale + kb);
-#pragma unroll
-      for (int a = 0; a < kAtoms; ++a)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) scale[a][h] = __ldg(acc.a_scale[a][h] + kb);
-    }
-    ptx::mbarrier_wait(s.full(stage), cur.phase);
-    if (live_atoms > 0) {
-      constexpr int kAtomBytes = 64 * C.k_row_bytes();
-      const uint8_t* a_tile = s.a() + stage * C.a_stage_bytes() + a_atom0 * kAtomBytes;
-      const uint64_t desc_b = ptx::make_smem_desc_sw128(s.b() + stage * C.b_stage_bytes(), 16, 1024);
-#pragma unroll
-      for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc.block[a]);
-      ptx::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < C.tile_k / 32; ++kk) {  // 32 e4m3 = 32 bytes along the swizzled row
-#pragma unroll
-        for (int a = 0; a < kAtoms; ++a) {
-          const uint64_t desc_a = ptx::make_smem_desc_sw128(a_tile + a * kAtomBytes, 16, 1024);
-          ptx::wgmma_m64n128k32_f32_e4m3(acc.block[a], ptx::desc_advance(desc_a, 32 * kk),
-                                         ptx::desc_advance(desc_b, 32 * kk), kk > 0 ? 1 : 0);
-        }
-      }
-      ptx::wgmma_commit();
-    }
-    ptx::wgmma_wait<0>();
-#pragma unroll
-    for (int a = 0; a < kAtoms; ++a) ptx::fence_registers(acc.block[a]);
-    if (kb > 0 && release_lane) release(s, stage == 0 ? C.stages - 1 : stage - 1);
-    // Accumulator i of an atom sits on row lane / 4 + 8 * ((i / 2) % 2) of the warp's 16.
-#pragma unroll
-    for (int a = 0; a < kAtoms; ++a) {
-      const float s0 = scale[a][0] * sb, s1 = scale[a][1] * sb;
-#pragma unroll
-      for (int i = 0; i < kFrag; ++i) acc.sum[a][i] += acc.block[a][i] * ((i / 2) % 2 ? s1 : s0);
-    }
-  }
-#endif
 };
 
 }  // namespace gemmops::kernels::sm90

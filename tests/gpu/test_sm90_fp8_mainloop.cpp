@@ -161,7 +161,6 @@ class Sm90Fp8Mainloop : public ::testing::TestWithParam<OperatorPtr> {};
 
 TEST_P(Sm90Fp8Mainloop, matches_the_cpu_scaled_operator_on_ragged_groups_with_empty_ones) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
-  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
   // Ragged: a group of one row, empty groups (first, middle, last), groups across tile edges; 40
   // rows past the last group's end.
   const std::vector<int32_t> rows{0, 1, 130, 0, 257, 64, 0};
@@ -173,7 +172,6 @@ TEST_P(Sm90Fp8Mainloop, matches_the_cpu_scaled_operator_on_ragged_groups_with_em
 
 TEST_P(Sm90Fp8Mainloop, matches_the_cpu_operator_with_rowwise_scales) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
-  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
   // torch's rowwise scales (a row of A, a column of B): ragged and empty groups, N = 320 (the last
   // tile's columns past N read no scale), K with a partial last block.
   const std::vector<int32_t> rows{0, 1, 130, 0, 257, 64, 0};
@@ -185,14 +183,13 @@ TEST_P(Sm90Fp8Mainloop, matches_the_cpu_operator_with_rowwise_scales) {
 
 TEST_P(Sm90Fp8Mainloop, matches_the_cpu_operator_on_the_masked_layout) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
-  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
   // DeepGEMM's masked form at small size: counts of 0, 1, a partial tile, a full MaxM; K with a
   // partial last block.
   expect_masked_matches_cpu(GetParam(), {0, 1, 100, 256}, 256, 320, 384, 17u);
 }
 
-TEST_P(Sm90Fp8Mainloop, is_offered_with_the_trial_opt_in) {
-  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+TEST_P(Sm90Fp8Mainloop, is_offered_without_the_trial_opt_in) {
+  testing::ScopedEnv no_trial{{"GEMMOPS_TRIAL_DESIGNS", "0"}};
   const Fp8Problem p = make_problem({3, 5}, 8, 256, 128, 1u);
   TensorDesc a = p.A.desc, b = p.B.desc, off = p.offsets.desc, sa = p.a_scales.desc, sb = p.b_scales.desc;
   TensorDesc out = TensorDesc::contiguous(DType::bf16, {8, 128}, Device::cuda(0));

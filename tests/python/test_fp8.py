@@ -175,8 +175,7 @@ def test_metadata_lists_the_scalings_served_and_repr_shows_scales():
     cpu = ops.get_operators(args, target="cpu")[0]
     assert cpu.metadata["constraints"]["scalings"] == {
         "a": GRANULARITIES, "b": GRANULARITIES, "layouts": ["k_major", "mn_major"]}
-    # A GPU operator lists scalings only where its main loop is fp8 (the sm90 fp8 design, a trial until
-    # it passes the GPU suite): torch's rowwise scales, or 1x128 activation and 128x128 weight blocks, k-major.
+    # A GPU operator lists scalings only where its main loop is fp8 (the sm90 fp8 design): torch's rowwise scales, or 1x128 activation and 128x128 weight blocks, k-major.
     fp8_main_loop = {"a": ["row", "block_1x128"], "b": ["row", "block_128x128"], "layouts": ["k_major"]}
     for op in ops.all_operators():
         if op.metadata["provider"] != "cpu":

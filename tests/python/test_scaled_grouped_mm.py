@@ -53,7 +53,7 @@ def test_refuses_what_it_does_not_serve_naming_it():
 
 @pytest.mark.gpu
 def test_matches_the_reference_and_torch_on_the_gpu(monkeypatch):
-    monkeypatch.setenv("GEMMOPS_TRIAL_DESIGNS", "1")  # the fp8 main loop is a trial until the suite passes it
+    monkeypatch.delenv("GEMMOPS_TRIAL_DESIGNS", raising=False)  # offered without the opt-in
     a, b, sa, sb, offs = problem([0, 1, 130, 130, 387, 451], 320, 320, "cuda", seed=3)
     got = gt.scaled_grouped_mm(a, b, sa, sb, offs, out_dtype=torch.bfloat16)
     want = reference(a, b, sa, sb, offs)

@@ -1,5 +1,5 @@
 // tests/unit/test_sm90_fp8_support.cpp: what the fp8 main loop's operators serve and refuse (with the
-// operand and the rule), and that they are trial: not offered without GEMMOPS_TRIAL_DESIGNS=1
+// operand and the rule), and that discovery offers them (they passed the GPU suite)
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
@@ -29,14 +29,14 @@ void expect_refused(const Operator& op, const Arguments& args, const std::string
   EXPECT_NE(s.message().find(what), std::string::npos) << s.message();
 }
 
-TEST(Sm90Fp8Support, the_fp8_operators_are_registered_as_trial_designs) {
+TEST(Sm90Fp8Support, the_fp8_operators_are_registered_and_no_longer_trial) {
   const std::vector<OperatorPtr> ops = testing::sm90_fp8_operators();
   ASSERT_FALSE(ops.empty());
   for (const OperatorPtr& op : ops) {
-    EXPECT_TRUE(op->metadata().trial) << op->name();
+    EXPECT_FALSE(op->metadata().trial) << op->name();
     EXPECT_EQ(op->metadata().design.tile_k, 128) << op->name();
   }
-  for (const sm90::Sm90Design& d : sm90::sm90_fp8_designs()) EXPECT_TRUE(d.trial) << d.design.to_string();
+  for (const sm90::Sm90Design& d : sm90::sm90_fp8_designs()) EXPECT_FALSE(d.trial) << d.design.to_string();
 }
 
 TEST(Sm90Fp8Support, serves_block_scaled_e4m3_m_grouped_incl_k_not_a_multiple_of_128) {
@@ -137,7 +137,7 @@ TEST(Sm90Fp8Support, refuses_an_epilogue_op) {
   EXPECT_FALSE(op->supports(g, kHopper));
 }
 
-TEST(Sm90Fp8Support, discovery_offers_it_only_with_the_trial_opt_in) {
+TEST(Sm90Fp8Support, discovery_offers_it_first_without_the_trial_opt_in) {
   const OperatorPtr fp8 = fp8_operator();
   ASSERT_NE(fp8, nullptr);
   const GroupedGemmArguments g = testing::make_fp8_grouped();
@@ -146,17 +146,12 @@ TEST(Sm90Fp8Support, discovery_offers_it_only_with_the_trial_opt_in) {
       if (op->name() == fp8->name()) return true;
     return false;
   };
-  {
-    testing::ScopedEnv no_trial{{"GEMMOPS_TRIAL_DESIGNS", "0"}};
-    EXPECT_FALSE(offered());
-    bool rejected_with_reason = false;
-    for (const Rejection& r : get_rejections(g, kHopper))
-      if (r.op && r.op->name() == fp8->name())
-        rejected_with_reason = r.reason.message().find("GEMMOPS_TRIAL_DESIGNS=1") != std::string::npos;
-    EXPECT_TRUE(rejected_with_reason);
-  }
-  testing::ScopedEnv trial{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+  testing::ScopedEnv no_trial{{"GEMMOPS_TRIAL_DESIGNS", "0"}};
   EXPECT_TRUE(offered());
+  // Ahead of the CPU operators that also serve e4m3 on a Hopper target.
+  const std::vector<OperatorPtr> ranked = get_operators(g, kHopper);
+  ASSERT_FALSE(ranked.empty());
+  EXPECT_EQ(ranked.front()->name(), fp8->name());
 }
 
 }  // namespace

@@ -19,9 +19,8 @@ def scaled_grouped_mm(mat_a: torch.Tensor, mat_b: torch.Tensor, scale_a: torch.T
     (TotalM,) and scale_b (G, N) (or (G * N,)) fp32 rowwise scales, int32 offs (G,) of group ends, bf16
     out: out[rows of g] = (mat_a[rows] * scale_a[rows, None]) @ (mat_b[g] * scale_b[g][None, :]), rows
     past offs[-1] zeros. Each 128-K block is summed in fp32 (use_fast_accum changes nothing). On CUDA
-    the sm90 fp8 main loop serves it (a trial: with GEMMOPS_TRIAL_DESIGNS until it passes the GPU
-    suite); host tensors run on the CPU operators. Other forms, a bias or a result scale are refused
-    naming the argument. No autograd."""
+    the sm90 fp8 main loop serves it; host tensors run on the CPU operators. Other forms, a bias or a
+    result scale are refused naming the argument. No autograd."""
     if mat_a.dim() != 2 or mat_b.dim() != 3 or offs is None:
         raise ValueError("mat_a, mat_b, offs: gemmops.torch.scaled_grouped_mm serves the 2d x 3d form with offs "
                          f"(M-grouped); got mat_a {tuple(mat_a.shape)}, mat_b {tuple(mat_b.shape)}, offs "
