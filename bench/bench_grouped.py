@@ -67,8 +67,12 @@ def load_shapes(path):
 
 
 def group_sizes(total, groups, dist, gen):
-    """Token counts per group summing to `total` (distributions.md: D0 uniform, D3 Zipf s=1.2 with
-    a quarter of the groups empty, D7 decode sparse)."""
+    """Token counts per group summing to `total` (distributions.md: D0 uniform, D1 routed (each row to
+    a group drawn uniformly: multinomial counts, as routing's noise leaves them), D3 Zipf s=1.2 with a
+    quarter of the groups empty, D7 decode sparse)."""
+    if dist == "routed" and groups > 1:
+        picks = torch.randint(groups, (total,), generator=gen)
+        return torch.bincount(picks, minlength=groups).tolist()
     if dist == "uniform" or groups == 1:
         base = [total // groups] * groups
         for i in range(total - sum(base)):
@@ -269,6 +273,7 @@ def bench_one_dgrad(timer, shape, dist, gen, check=True):
                      f"python3 bench/bench_grouped.py --form dgrad --filter '{model}' --dists {dist}")
 
 
+DESIGNS = []  # with --designs: the parts of the operator names a sweep keeps
 SWEEP = []  # with --sweep: (form, model, scenario, dist, G, TotalM, N, K, operator, heuristic rank, us)
 
 
@@ -328,9 +333,13 @@ def sweep_operators(timer, args, shape, dist, form):
         return
     model, scenario, G, M, N, K, _ = shape
     candidates = ops.get_operators(args)
+    ranks_all = {o.name: rank for rank, o in enumerate(candidates)}
+    if DESIGNS:  # --designs: only these (the ranks stay the full ranking's)
+        candidates = [o for o in candidates if any(d in o.name for d in DESIGNS)]
     runs = {}
     ranks = {}
-    for rank, o in enumerate(candidates if SPLITS is None else candidates[:4]):
+    for o in (candidates if SPLITS is None else candidates[:4]):
+        rank = ranks_all[o.name]
         art = o.compile(args)
         fn = lambda o=o, art=art: o.run(args, compiled_artifact=art)
         if SPLITS is None:
@@ -348,7 +357,7 @@ def main():
     global CURRENT_ROW
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--shapes", help="moe_shapes.csv (model,scenario,proj,G,TotalM,N,K,bound)")
-    ap.add_argument("--dists", default="uniform,zipf")
+    ap.add_argument("--dists", default="uniform,zipf", help="comma-separated: uniform (exact), routed (multinomial counts, as routing leaves them), zipf")
     ap.add_argument("--filter", default="")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--max-total-m", type=int, default=0, help="only rows with TotalM at most this")
@@ -356,6 +365,8 @@ def main():
     ap.add_argument("--markdown")
     ap.add_argument("--form", choices=["fwd", "dgrad", "wgrad"], default="fwd")
     ap.add_argument("--sweep", help="also time every candidate operator of every row; CSV of them to this path")
+    ap.add_argument("--designs", help="with --sweep: only the operators whose names contain one of these "
+                    "comma-separated parts (e.g. 128x192x64_c1x1_s5_pingpong,192x128); ranks stay the full ranking's")
     ap.add_argument("--split-k", help="with --sweep: time the first four operators with K split these ways, e.g. 1,2,4")
     ap.add_argument("--ab", action="append", default=[], metavar="VAR=VALUE",
                     help="also time our operator with this GEMMOPS_* variable set (repeatable)")
@@ -369,7 +380,8 @@ def main():
     ap.add_argument("--peak-tbps", type=float, default=4.2, help="the roofline's memory rate (H200 copy)")
     a = ap.parse_args()
     PEAK.update(flops=a.peak_tflops * 1e12, bytes=a.peak_tbps * 1e12)
-    global SWEEP, SPLITS
+    global SWEEP, SPLITS, DESIGNS
+    DESIGNS = [d for d in a.designs.split(",") if d] if a.designs else []
     AB[:] = [tuple(x.split("=", 1)) for x in a.ab]
     SWEEP = [] if a.sweep else None
     SPLITS = [int(x) for x in a.split_k.split(",")] if a.split_k else None

@@ -71,6 +71,37 @@ double k_grouped_makespan_us(std::vector<double> group_k_blocks, double units_pe
 
 }  // namespace
 
+double expected_units_of_routed_group(double mean, double unit, double& nonempty) {
+  nonempty = 0;
+  if (!(mean > 0) || !(unit > 0)) return 0.0;
+  if (mean < 32) {  // Poisson: the pmf summed until its tail is negligible
+    double p = std::exp(-mean), units = 0;
+    const int last = static_cast<int>(mean + 12 * std::sqrt(mean) + 12);
+    for (int x = 1; x <= last; ++x) {
+      p *= mean / x;
+      units += p * std::ceil(x / unit);
+    }
+    nonempty = 1 - std::exp(-mean);
+    return units;
+  }
+  // Normal: whole rows at the midpoints of 64 equally likely slices (the inverse CDF by bisection).
+  constexpr int kSlices = 64;
+  const double sd = std::sqrt(mean);
+  double units = 0;
+  for (int i = 0; i < kSlices; ++i) {
+    const double q = (i + 0.5) / kSlices;
+    double lo = -8, hi = 8;
+    for (int it = 0; it < 50; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      (0.5 * std::erfc(-mid / std::sqrt(2.0)) < q ? lo : hi) = mid;
+    }
+    const double rows = std::max(0.0, std::round(mean + sd * 0.5 * (lo + hi)));
+    units += std::ceil(rows / unit) / kSlices;
+  }
+  nonempty = 1;
+  return units;
+}
+
 int max_split_k(const KernelProblem& p) {
   if (p.kind == OperationKind::grouped_k) return 1;
   const int64_t k_blocks = (p.k + 63) / 64;
@@ -92,7 +123,7 @@ SplitKChoice choose_split_k(const KernelProblem& p, const Sm90Design& d, const M
 }
 
 double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const MachineModel& m, int splits) {
-  return std::sqrt(estimate_time_us(p, d, m, splits, GroupSizes::even) *
+  return std::sqrt(estimate_time_us(p, d, m, splits, m.balanced_sizes) *
                    estimate_time_us(p, d, m, splits, GroupSizes::skewed));
 }
 
@@ -113,6 +144,13 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const Machi
   const double m_units_per_group = std::ceil(rows_per_group / unit_m);
   double m_units = groups * m_units_per_group;
   double weight_groups = k_grouped ? 1.0 : groups;  // M-grouped: the groups whose B is read (those with rows)
+  if (sizes == GroupSizes::routed && p.kind == OperationKind::grouped_m && groups > 1) {
+    // Routing's noise: a group's count is rarely a whole number of units, so most groups end in a
+    // partial one (the tile's rows past the group are loaded and computed, never stored).
+    double nonempty = 1;
+    m_units = groups * expected_units_of_routed_group(rows_per_group, unit_m, nonempty);
+    weight_groups = groups * nonempty;
+  }
   if (skewed && !k_grouped) {
     m_units = weight_groups = 0;
     for (double rows : skewed_group_sizes(double(p.rows), static_cast<int>(groups))) {

@@ -14,17 +14,16 @@ struct SplitKChoice {
   double us = 0;
 };
 
-/// How the rows (K-grouped: the K) of a grouped problem are assumed to fall into its groups.
-enum class GroupSizes {
-  even,    // spread evenly
-  skewed,  // Zipf (exponent 1.2) over three quarters of the groups, the rest empty
-};
+/// The expected number of `unit`-row units of a group whose row count is routing's: mean `mean`, its
+/// noise a Poisson's below 32 rows and a normal's of sd sqrt(mean) above, never below 0 rows; and the
+/// share of such groups that have rows at all, in `nonempty`.
+double expected_units_of_routed_group(double mean, double unit, double& nonempty);
 
 /// Estimated microseconds for `p` on the part `m` models, with the best split of K (M-grouped forms
 /// only; a split must gain 10% to be chosen), using `d`'s calibration as given (calibrated_for()
 /// picks the part's). Pure: no device query; the caller chooses the model (machine_of_device.hpp).
 /// Group sizes are unknown on the host (device offsets), so grouped problems are estimated under
-/// even and skewed sizes and the two estimates' geometric mean is used.
+/// balanced (the model's balanced_sizes) and skewed sizes and the two estimates' geometric mean is used.
 SplitKChoice choose_split_k(const KernelProblem& p, const Sm90Design& d, const MachineModel& m);
 double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const MachineModel& m);
 /// The estimate with K split `splits` ways (1: not split).

@@ -6,6 +6,13 @@
 
 namespace gemmops::sm90 {
 
+/// How the rows (K-grouped: the K) of a grouped problem are assumed to fall into its groups.
+enum class GroupSizes {
+  even,    // spread evenly, exactly (distributions.md D0)
+  skewed,  // Zipf (exponent 1.2) over three quarters of the groups, the rest empty (D3)
+  routed,  // even on average, each M-grouped group's count off by routing's noise (D1: sd sqrt(rows a group))
+};
+
 /// Rates and costs of one target part. Fields marked fitted were fitted together with each design's
 /// Calibration (designs.cpp) to an H200 sweep of every design on the 80 MoE shapes (bench/NOTES.md
 /// v7, v11); the others were measured there or come from the part (machine_models.cpp says which).
@@ -34,6 +41,11 @@ struct MachineModel {
   /// producer warpgroup, Hopper's TMA having no row gather) stream from L2 this much slower than
   /// TMA's boxes. 1 on the H200 (its pick and the 2-CTA twin tied); the H100's from its step pieces.
   double gathered_row_l2_cost;
+  /// The balanced half of the ranking's two assumptions about group sizes (the other is skewed):
+  /// `even` (exact; every part today) or `routed` (routing's noise: each group's partial last tile).
+  /// A fit on a sweep with routed rows (bench_grouped.py --dists routed) says which ranks better
+  /// (gemmops_fit_calibration --balanced routed).
+  GroupSizes balanced_sizes = GroupSizes::even;
 };
 
 /// An H200 (SXM, 700 W): the model every estimate used before there were several, and still the

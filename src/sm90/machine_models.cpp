@@ -137,6 +137,7 @@ std::uint64_t fingerprint(const MachineModel& m) {
                    m.l2_bandwidth, m.launch_us, m.store_bandwidth, m.tma_store_share, m.split_k_memset_us,
                    m.load_latency_us, m.dram_miss_latency_us, m.misaligned_row_l2_cost, m.gathered_row_l2_cost})
     mix(std::bit_cast<std::uint64_t>(v));
+  mix(static_cast<std::uint64_t>(m.balanced_sizes));
   return h;
 }
 

@@ -46,3 +46,18 @@ def test_the_summary_states_the_ceiling_over_torch_and_how_close_we_come():
 def test_rows_torch_refused_do_not_count():
     assert roofline.geometric_mean([2.0, float("nan"), 8.0]) == pytest.approx(4.0)
     assert math.isnan(roofline.geometric_mean([float("nan")]))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dist", ["uniform", "routed", "zipf"])
+def test_the_sweep_s_group_sizes_sum_to_the_rows_and_routed_ones_carry_routing_s_noise(dist):
+    torch = pytest.importorskip("torch")
+    import bench_grouped
+    sizes = bench_grouped.group_sizes(65536, 128, dist, torch.Generator().manual_seed(0))
+    assert len(sizes) == 128 and sum(sizes) == 65536 and min(sizes) >= 0
+    if dist == "uniform":
+        assert set(sizes) == {512}
+    if dist == "routed":  # multinomial: sd about sqrt(512) = 22.6, so most groups end in a partial 128-row tile
+        spread = (sum((s - 512) ** 2 for s in sizes) / 128) ** 0.5
+        assert 15 < spread < 30
+        assert sum(1 for s in sizes if s % 128) > 100

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -194,6 +195,50 @@ TEST(MachineModelEstimate, bandwidth_bound_rows_slow_down_with_the_memory_and_co
   const double prefill_ratio = best_estimate(prefill.kp, h100) / best_estimate(prefill.kp, h200);
   EXPECT_GE(prefill_ratio, 1.0);
   EXPECT_LT(prefill_ratio, 1.05);
+}
+
+TEST(MachineModelEstimate, a_routed_group_ends_in_a_partial_unit_as_often_as_routing_s_noise_says) {
+  double nonempty = 0;
+  // 512 rows a group on average, 128-row units: an exact 4 only when the count is at most 512 (half).
+  const double units = expected_units_of_routed_group(512, 128, nonempty);
+  EXPECT_NEAR(units, 4.5, 0.03);
+  EXPECT_EQ(nonempty, 1.0);
+  // Units of one row: the mean itself.
+  EXPECT_NEAR(expected_units_of_routed_group(1000, 1, nonempty), 1000, 0.5);
+  // Two rows on average (Poisson): one unit whenever there is a row at all.
+  EXPECT_NEAR(expected_units_of_routed_group(2, 64, nonempty), 1 - std::exp(-2.0), 1e-9);
+  EXPECT_NEAR(nonempty, 1 - std::exp(-2.0), 1e-12);
+  EXPECT_EQ(expected_units_of_routed_group(0, 64, nonempty), 0.0);
+  EXPECT_EQ(nonempty, 0.0);
+}
+
+TEST(MachineModelEstimate, routed_sizes_cost_tall_tiles_more_than_short_ones_and_are_the_model_s_choice) {
+  // Qwen3-30B-A3B's down projection: 128 experts of 512 rows, whole 128-row tiles when exactly even.
+  const Problem down(forward(128, 65536, 2048, 768));
+  auto design = [](int tile_m, int tile_n, Schedule schedule) {
+    for (const Sm90Design& d : sm90_designs())
+      if (d.design.tile_m == tile_m && d.design.tile_n == tile_n && d.design.cluster_m == 1 &&
+          d.design.schedule == schedule && !d.trial)
+        return d;
+    ADD_FAILURE() << "no " << tile_m << "x" << tile_n << " design";
+    return sm90_designs().front();
+  };
+  const MachineModel h100 = *machine_model_named("h100_sxm");
+  const Sm90Design tall = design(128, 256, Schedule::cooperative), short_rows = design(64, 256, Schedule::pingpong);
+  auto growth = [&](const Sm90Design& d) {
+    return estimate_time_us(down.kp, d, h100, 1, GroupSizes::routed) / estimate_time_us(down.kp, d, h100, 1, GroupSizes::even);
+  };
+  EXPECT_GT(growth(tall), 1.05);
+  EXPECT_GT(growth(tall), growth(short_rows));
+  // The ranking's balanced half is the model's: even on every part today, routed when chosen.
+  EXPECT_EQ(h100.balanced_sizes, GroupSizes::even);
+  MachineModel routed = h100;
+  routed.balanced_sizes = GroupSizes::routed;
+  EXPECT_NE(fingerprint(routed), fingerprint(h100));
+  EXPECT_NEAR(estimate_time_us(down.kp, tall, routed, 1),
+              std::sqrt(estimate_time_us(down.kp, tall, h100, 1, GroupSizes::routed) *
+                        estimate_time_us(down.kp, tall, h100, 1, GroupSizes::skewed)),
+              1e-9);
 }
 
 /// Qwen3-30B-A3B's up projection as moe_experts runs it: x (T, H) gathered by the pairs' token index,

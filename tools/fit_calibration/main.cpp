@@ -5,7 +5,8 @@
 // model's calibration table, the pick loss (the first pick's time over the fastest, geometric mean)
 // before and after, the same on the half of the rows each fit did not see (rows alternately in two
 // halves: a fit on one, scored on the other), and whether to take the fit: only when both held-out
-// halves gain.
+// halves gain. --balanced routed fits and scores the ranking with routing's noise as its balanced
+// assumption (MachineModel::balanced_sizes), for sweeps with routed rows (--dists routed).
 // SPDX-License-Identifier: Apache-2.0
 #include <cstdio>
 #include <fstream>
@@ -25,13 +26,14 @@ using gemmops::sm90::MachineModel;
 using gemmops::sm90::Sm90Design;
 
 struct Options {
-  std::string sweep, model = "h200", only;
+  std::string sweep, model = "h200", only, balanced;
 };
 
 bool parse(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if ((a == "--model" || a == "--only") && i + 1 < argc) (a == "--model" ? o->model : o->only) = argv[++i];
+    else if (a == "--balanced" && i + 1 < argc) o->balanced = argv[++i];
     else if (a.rfind("--", 0) != 0 && o->sweep.empty()) o->sweep = a;
     else return false;
   }
@@ -56,16 +58,24 @@ void print_line(const MachineModel& m, const Sm90Design& d, const Calibration& c
 int main(int argc, char** argv) {
   Options o;
   if (argc < 2 || std::string(argv[1]) == "--help" || !parse(argc, argv, &o)) {
-    std::fprintf(stderr, "usage: gemmops_fit_calibration SWEEP.csv [--model NAME] [--only DESIGN]   (NAME: %s; default h200)\n",
+    std::fprintf(stderr, "usage: gemmops_fit_calibration SWEEP.csv [--model NAME] [--only DESIGN] [--balanced even|routed]"
+                         "   (NAME: %s; default h200)\n",
                  gemmops::sm90::machine_model_names().c_str());
     return argc >= 2 && std::string(argv[1]) == "--help" ? 0 : 2;
   }
-  const auto model = gemmops::sm90::machine_model_named(o.model);
+  auto model = gemmops::sm90::machine_model_named(o.model);
   if (!model) {
     std::fprintf(stderr, "error: --model must be one of %s; got '%s'\n", gemmops::sm90::machine_model_names().c_str(),
                  o.model.c_str());
     return 2;
   }
+  // --balanced: the ranking's balanced assumption to fit and score with (routed: routing's noise).
+  if (!o.balanced.empty() && o.balanced != "even" && o.balanced != "routed") {
+    std::fprintf(stderr, "error: --balanced must be even or routed; got '%s'\n", o.balanced.c_str());
+    return 2;
+  }
+  if (o.balanced == "routed") model->balanced_sizes = gemmops::sm90::GroupSizes::routed;
+  if (o.balanced == "even") model->balanced_sizes = gemmops::sm90::GroupSizes::even;
   std::ifstream in(o.sweep);
   if (!in) {
     std::fprintf(stderr, "error: cannot read %s\n", o.sweep.c_str());
@@ -80,9 +90,10 @@ int main(int argc, char** argv) {
   std::vector<Sm90Design> before;
   for (const Sm90Design& d : gemmops::sm90::sm90_designs()) before.push_back(gemmops::sm90::calibrated_for(d, *model));
   const std::vector<Sm90Design> after = gemmops::sm90::fitted_designs(before, *rows, *model, o.only);
-  std::printf("%zu rows, machine model %s (calibrations of %s)\n\n%-40s %5s %10s %10s\n", rows->size(),
-              std::string(model->name).c_str(), std::string(model->calibrations).c_str(), "design", "rows", "log err",
-              "after");
+  std::printf("%zu rows, machine model %s (calibrations of %s), balanced sizes %s\n\n%-40s %5s %10s %10s\n",
+              rows->size(), std::string(model->name).c_str(), std::string(model->calibrations).c_str(),
+              model->balanced_sizes == gemmops::sm90::GroupSizes::routed ? "routed" : "even", "design", "rows",
+              "log err", "after");
   for (size_t i = 0; i < before.size(); ++i) {
     const int timed = gemmops::sm90::rows_timing(before[i], *rows);
     if (timed == 0) {
