@@ -119,4 +119,74 @@ __global__ void __launch_bounds__(32) route_scatter_kernel(const RouteParams p) 
   }
 }
 
+// ---------------------------------------------------------------------------------------------------
+// The wide kernels (a trial until the GPU suite runs them): the same stable counting sort with chunks
+// of p.chunk pairs (kWideMinChunk or more, so a routing of 65536 pairs is 256 chunks, not 16), the
+// counts stored bucket-major, so one flat exclusive scan over (bucket, chunk) gives every chunk's
+// first row in every bucket: the bucket order first, then the chunk order, as the sort's stability
+// wants. The scan reads `counts` and writes `starts`, so its loads need not wait for its stores.
+
+/// One warp a chunk: counts[bucket][chunk] = the chunk's pairs in the bucket.
+__global__ void __launch_bounds__(32) route_count_wide_kernel(const RouteParams p) {
+  extern __shared__ int histogram[];
+  const int buckets = p.experts + 1, lane = static_cast<int>(threadIdx.x), chunk = static_cast<int>(blockIdx.x);
+  for (int e = lane; e < buckets; e += 32) histogram[e] = 0;
+  __syncwarp();
+  const int begin = chunk * p.chunk;
+  const int end = p.pairs - begin < p.chunk ? p.pairs : begin + p.chunk;
+  for (int i = begin + lane; i < end; i += 32) atomicAdd(&histogram[bucket_of(__ldg(p.ids + i), p.experts)], 1);
+  __syncwarp();
+  for (int e = lane; e < buckets; e += 32) p.counts[static_cast<int64_t>(e) * p.blocks + chunk] = histogram[e];
+}
+
+/// One block: starts = the exclusive prefix sum of counts, flat in (bucket, chunk) order; each thread
+/// sums a contiguous run, the runs' sums are scanned once, then each thread writes its run's starts.
+/// Expert e ends where bucket e + 1 starts (chunk 0 of it); without chunks every expert ends at 0.
+__global__ void __launch_bounds__(kScanThreads) route_scan_wide_kernel(const RouteParams p) {
+  __shared__ int sums[32];
+  const int buckets = p.experts + 1, tid = static_cast<int>(threadIdx.x);
+  const int n = buckets * p.blocks, run = (n + kScanThreads - 1) / kScanThreads;
+  const int begin = tid * run < n ? tid * run : n, end = begin + run < n ? begin + run : n;
+  const int* __restrict__ counts = p.counts;
+  int* __restrict__ starts = p.starts;
+  int total = 0;
+  for (int i = begin; i < end; ++i) total += counts[i];
+  int row = block_exclusive_scan(total, 0, sums);
+  for (int i = begin; i < end; ++i) {
+    const int c = counts[i];
+    starts[i] = row;
+    row += c;
+  }
+  __syncthreads();  // every start is written before the offsets read them
+  for (int e = tid; e < p.experts; e += kScanThreads)
+    p.offsets[e] = p.blocks > 0 ? starts[static_cast<int64_t>(e + 1) * p.blocks] : 0;
+}
+
+/// One warp a chunk, 32 pairs a step in order, as route_scatter_kernel, from starts[bucket][chunk].
+__global__ void __launch_bounds__(32) route_scatter_wide_kernel(const RouteParams p) {
+  extern __shared__ int next_row[];
+  const int buckets = p.experts + 1, lane = static_cast<int>(threadIdx.x), chunk = static_cast<int>(blockIdx.x);
+  for (int e = lane; e < buckets; e += 32) next_row[e] = p.starts[static_cast<int64_t>(e) * p.blocks + chunk];
+  __syncwarp();
+  const int begin = chunk * p.chunk;
+  const int end = p.pairs - begin < p.chunk ? p.pairs : begin + p.chunk;
+  const unsigned lanes_below = (1u << lane) - 1u;
+  for (int step = begin; step < end; step += 32) {
+    const int i = step + lane;
+    const bool live = i < end;
+    const int bucket = live ? bucket_of(__ldg(p.ids + i), p.experts) : -1;
+    const unsigned same = __match_any_sync(0xffffffffu, bucket);
+    const int rank = __popc(same & lanes_below);
+    const int row = live ? next_row[bucket] + rank : 0;
+    __syncwarp();  // every lane has read its bucket's next row
+    if (live && rank == 0) next_row[bucket] += __popc(same);
+    __syncwarp();
+    if (live) {
+      p.token[row] = i / p.k;
+      p.pair[i] = row;
+      if (p.sorted_scores != nullptr) p.sorted_scores[row] = __ldg(p.scores + i);
+    }
+  }
+}
+
 }  // namespace gemmops::kernels::moe

@@ -20,7 +20,10 @@ struct RouteParams {
   int pairs;
   int k;
   int experts;
-  int blocks;             // chunks of kChunk pairs
+  int blocks;             // chunks of kChunk pairs (the wide kernels: of `chunk` pairs)
+  // The wide kernels only (route_*_wide_kernel, a trial): many short chunks, so every SM has one.
+  int chunk;              // pairs a chunk, a multiple of 32
+  int* starts;            // workspace (buckets, blocks) beside `counts` (buckets, blocks): each chunk's first row
 };
 
 /// Pairs of one chunk, walked by one warp in order (the stable rank needs the order).
@@ -29,5 +32,9 @@ inline constexpr int kChunk = 4096;
 inline constexpr int kScanThreads = 1024;
 /// The most experts the kernels' shared memory holds a bucket for (buckets + 1 ints <= 32 KiB).
 inline constexpr int kMaxExperts = 8192;
+/// The wide kernels: at least this many pairs a chunk, and at most this many (bucket, chunk) counts,
+/// which one block scans (the workspace is twice that many ints at most, 2 MiB).
+inline constexpr int kWideMinChunk = 256;
+inline constexpr int kWideMaxCounts = 1 << 18;
 
 }  // namespace gemmops::kernels::moe

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/env.hpp"
 #include "cuda/launch.hpp"
 #include "gemmops/moe.hpp"
 #include "moe/moe_device.hpp"
@@ -21,6 +22,20 @@ namespace {
 namespace k = kernels::moe;
 
 int64_t chunks_of(int64_t pairs) { return (pairs + k::kChunk - 1) / k::kChunk; }
+
+/// The wide kernels' chunk: kWideMinChunk pairs or more, a multiple of 32, few enough chunks that
+/// (experts + 1) x chunks stays within kWideMaxCounts.
+int64_t wide_chunk(int64_t pairs, int experts) {
+  const int64_t most_chunks = std::max<int64_t>(1, k::kWideMaxCounts / (int64_t{experts} + 1));
+  const int64_t chunk = std::max<int64_t>(k::kWideMinChunk, (pairs + most_chunks - 1) / most_chunks);
+  return (chunk + 31) / 32 * 32;
+}
+
+/// The wide kernels' workspace: counts and starts, (experts + 1) x chunks ints each.
+std::size_t wide_workspace_size(int64_t pairs, int experts) {
+  const int64_t chunks = (pairs + wide_chunk(pairs, experts) - 1) / wide_chunk(pairs, experts);
+  return static_cast<std::size_t>(2 * chunks * (int64_t{experts} + 1) * 4);
+}
 
 int bucket_of(int32_t id, int experts) { return id >= 0 && id < experts ? id : experts; }
 
@@ -81,16 +96,25 @@ Status route_on_device(const RouteArguments& a, Stream stream, Workspace workspa
   p.k = static_cast<int>(std::max<int64_t>(1, a.topk_ids.size(1)));
   p.experts = a.num_experts;
   p.blocks = static_cast<int>(chunks_of(pairs));
+  // The wide kernels (a trial: GEMMOPS_TRIAL_DESIGNS) cut the pairs into chunks of a few hundred, so
+  // every SM counts and places some; the others into chunks of kChunk (16 of them for 65536 pairs).
+  const bool wide = env::trial_designs();
+  if (wide) {
+    p.chunk = static_cast<int>(wide_chunk(pairs, a.num_experts));
+    p.blocks = static_cast<int>((pairs + p.chunk - 1) / p.chunk);
+    p.starts = p.counts + static_cast<int64_t>(p.blocks) * (a.num_experts + 1);
+  }
   const unsigned bucket_bytes = static_cast<unsigned>(a.num_experts + 1) * 4u;
   void* params[] = {&p};
   // Count and scatter: a warp a chunk. The scan runs even without pairs: it writes the offsets.
   for (int which = 0; which < 3; ++which) {
     if (which != 1 && p.blocks == 0) continue;
-    GEMMOPS_ASSIGN_OR_RETURN(CUfunction fn, arch->module.function(ordinal, names.at(static_cast<size_t>(which))));
+    const size_t name = static_cast<size_t>(which + (wide ? 3 : 0));
+    GEMMOPS_ASSIGN_OR_RETURN(CUfunction fn, arch->module.function(ordinal, names.at(name)));
     cuda::LaunchConfig lc;
     lc.grid[0] = which == 1 ? 1u : static_cast<unsigned>(p.blocks);
     lc.block[0] = which == 1 ? static_cast<unsigned>(k::kScanThreads) : 32u;
-    lc.smem_bytes = bucket_bytes;
+    lc.smem_bytes = wide && which == 1 ? 0u : bucket_bytes;
     lc.stream = static_cast<CUstream>(stream);
     GEMMOPS_TRY(cuda::launch(*api, fn, lc, params));
   }
@@ -106,7 +130,8 @@ jit::CompileRequest route_request() {
   req.kernel_name = "moe_route";
   req.source = "#include \"moe/route.cuh\"\n";
   const std::string ns = "gemmops::kernels::moe::";
-  req.name_expressions = {ns + "route_count_kernel", ns + "route_scan_kernel", ns + "route_scatter_kernel"};
+  req.name_expressions = {ns + "route_count_kernel",      ns + "route_scan_kernel",      ns + "route_scatter_kernel",
+                          ns + "route_count_wide_kernel", ns + "route_scan_wide_kernel", ns + "route_scatter_wide_kernel"};
   req.options.push_back("--ptxas-options=--warn-on-spills");
   return req;
 }
@@ -115,7 +140,9 @@ jit::CompileRequest route_request() {
 
 std::size_t route_workspace_size(std::int64_t pairs, int num_experts) {
   if (pairs <= 0 || num_experts < 1) return 0;
-  return static_cast<std::size_t>(chunks_of(pairs)) * static_cast<std::size_t>(num_experts + 1) * 4u;
+  // Enough for either set of kernels (which one runs is read at each call).
+  return std::max(static_cast<std::size_t>(chunks_of(pairs)) * static_cast<std::size_t>(num_experts + 1) * 4u,
+                  wide_workspace_size(pairs, num_experts));
 }
 
 Status route(const RouteArguments& a, Stream stream, Workspace workspace) {

@@ -4,6 +4,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 
 #include "gemmops/moe.hpp"
@@ -57,9 +59,16 @@ TEST(Route, no_pairs_and_every_pair_a_sentinel) {
 
 TEST(Route, workspace_is_a_count_per_chunk_and_bucket_on_the_device) {
   EXPECT_EQ(route_workspace_size(0, 8), 0u);
-  EXPECT_EQ(route_workspace_size(1, 8), 9u * 4u);
-  EXPECT_EQ(route_workspace_size(4096, 127), 128u * 4u);
-  EXPECT_EQ(route_workspace_size(4097, 127), 2u * 128u * 4u);
+  EXPECT_EQ(route_workspace_size(1, 8), 2u * 9u * 4u);  // the wide kernels' counts and starts, one chunk
+  // The wide kernels' chunks of 256 pairs: 16 and 17 of them (the others' one and two chunks of 4096
+  // need less).
+  EXPECT_EQ(route_workspace_size(4096, 127), 2u * 16u * 128u * 4u);
+  EXPECT_EQ(route_workspace_size(4097, 127), 2u * 17u * 128u * 4u);
+  // Qwen3-30B-A3B at T = 65536 (524288 pairs, 128 experts): at most 2^18 / 129 = 2032 chunks, so
+  // chunks of 288 pairs (259 rounded up to a warp's 32), 1821 of them: 1.8 MiB.
+  EXPECT_EQ(route_workspace_size(524288, 128), 2u * 1821u * 129u * 4u);
+  // 8192 experts: the wide chunks grow so that one block scans at most 2^18 counts.
+  EXPECT_LE(route_workspace_size(65536, 8192), std::max<std::size_t>(2u * (1u << 18) * 4u, 16u * 8193u * 4u));
 }
 
 std::string refusal(const RouteArguments& a) {
