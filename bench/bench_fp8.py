@@ -9,8 +9,9 @@
 Rows: DeepGEMM's published shapes (4 groups x 8192 rows; N=4096 K=7168 and N=7168 K=2048) with
 aligned groups, then the same totals split into uniform-but-unaligned and Zipf group sizes, which
 DeepGEMM cannot take unpadded, and DeepGEMM's masked rows (4 groups of 256 rows, full) against
-gemmops bf16 on the same layout. The fp8 design is a trial until it has passed the GPU suite, so the run
-opts in with GEMMOPS_TRIAL_DESIGNS=1 (set here when unset)."""
+gemmops bf16 on the same layout. The run opts in to trial designs (GEMMOPS_TRIAL_DESIGNS=1, set here
+when unset), so every fp8 design gets a column: the first (the ranking's pick) as "gemmops fp8", any
+other GPU fp8 operator (a trial such as the 2-CTA cluster) as "gemmops fp8 <its design>"."""
 
 import argparse
 import os
@@ -57,13 +58,24 @@ def first_gpu_operator(args):
     return found[0].name, (lambda: found[0].run(args, compiled_artifact=art))
 
 
+def other_gpu_operators(args):
+    """{"gemmops fp8 <design>": a call running it} of every GPU operator after the first for args."""
+    found = [op for op in ops.get_operators(args) if op.metadata["provider"] != "cpu"][1:]
+    calls = {}
+    for op in found:
+        art = op.compile(args)
+        calls[f"gemmops fp8 {op.name.split('f32acc_')[-1]}"] = lambda op=op, art=art: op.run(args, compiled_artifact=art)
+    return calls
+
+
 def fp8_candidate(A, W, offsets, out):
-    """gemmops' fp8 operator on the quantised operands: (name, fn, the quantised operands)."""
+    """gemmops' fp8 operator on the quantised operands: (name, fn, the quantised operands, the other designs' calls)."""
     qa, sa = ops.fp8.quantize(A, "block_1x128")
     qw, sw = ops.fp8.quantize(W, "block_128x128")  # W (G, N, K): B = W^T per group, K-major
-    name, fn = first_gpu_operator(ops.GroupedGemmArguments(qa, qw.permute(0, 2, 1), out, accumulator_type="float32",
-                                                           offsets=offsets, a_scales=sa, b_scales=sw))
-    return name, fn, (qa, sa.scales, qw, sw.scales)
+    args = ops.GroupedGemmArguments(qa, qw.permute(0, 2, 1), out, accumulator_type="float32", offsets=offsets,
+                                    a_scales=sa, b_scales=sw)
+    name, fn = first_gpu_operator(args)
+    return name, fn, (qa, sa.scales, qw, sw.scales), other_gpu_operators(args)
 
 
 def quantised_reference(qa, sa, qw, sw, ends):
@@ -147,9 +159,10 @@ def bench_row(timer, kind, G, rows, N, K, reps):
     ends = torch.tensor(sizes, dtype=torch.int64).cumsum(0)
     offsets = ends.to(torch.int32).cuda()
     out = torch.empty(total, N, device="cuda", dtype=torch.bfloat16)
-    name, fp8_fn, quantised = fp8_candidate(A, W, offsets, out)
+    name, fp8_fn, quantised, others = fp8_candidate(A, W, offsets, out)
     fns = {"gemmops fp8": fp8_fn, "gemmops bf16": lambda: gt.grouped_mm(A, W.transpose(1, 2), offs=offsets),
-           "torch bf16": lambda: torch._grouped_mm(A, W.transpose(1, 2), offs=offsets, out_dtype=torch.bfloat16)}
+           "torch bf16": lambda: torch._grouped_mm(A, W.transpose(1, 2), offs=offsets, out_dtype=torch.bfloat16),
+           **others}
     notes = []
     rowwise = rowwise_operands(A, W)
     out_rowwise = torch.empty_like(out)

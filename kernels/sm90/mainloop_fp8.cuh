@@ -37,8 +37,9 @@ struct Fp8Mainloop {
   static_assert(C.a_major == AMajor::k && C.b_major == BMajor::k, "fp8 wgmma reads A and B K-major");
   static_assert(C.tile_n == 128, "fp8: one 128-column tile is one 128x128 B scale block");
   static constexpr bool kRowwise = C.fp8_rowwise;
-  static_assert(C.group_axis == GroupAxis::m && !C.split_k && C.op.identity() && !C.gathers() && C.cluster_m == 1,
-                "fp8, first slice: M-grouped, no split-K, no epilogue op, no gather, no cluster");
+  static_assert(C.group_axis == GroupAxis::m && !C.split_k && C.op.identity() && !C.gathers() && C.cluster_m <= 2,
+                "fp8: M-grouped, no split-K, no epilogue op, no gather, clusters of one or two CTAs");
+  static_assert(!(C.fp8_rowwise && C.cluster_m > 1), "fp8: rowwise scales on one CTA only (2 CTAs spill 4 bytes)");
 
   static constexpr int kAtoms = C.m_atoms();
   static constexpr int kFrag = C.tile_n / 2;  // fp32 accumulators of one 64-row atom a thread

@@ -162,6 +162,14 @@ const Sm90Design kFp8Designs[] = {
                       .schedule = Schedule::cooperative},
      .consumers = 2,
      .calibration = {.mainloop_efficiency = 0.84, .bandwidth_efficiency = 0.85, .tile_overhead_us = 0.0}},
+    // The same over a 2-CTA cluster, B multicast (the 16-bit kernels' load_b and cluster release):
+    // half the B tiles' L2 reads. Block scales only: with rowwise ones it spills 4 bytes (plan.cpp
+    // refuses them). Trial: compiled spill-free, not yet run on a GPU.
+    {.design = Design{.tile_m = 128, .tile_n = 128, .tile_k = 128, .cluster_m = 2, .cluster_n = 1, .stages = 5,
+                      .schedule = Schedule::cooperative},
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.84, .bandwidth_efficiency = 0.85, .tile_overhead_us = 0.0},
+     .trial = true},
 };
 
 }  // namespace

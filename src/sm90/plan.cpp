@@ -35,6 +35,11 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
                                problem_.kind == OperationKind::grouped_k, kernel_op(ops), problem_.gather_a,
                                problem_.gather_b, problem_.out_m_major);
   if (ab == DType::e4m3) config_.fp8_rowwise = fp8_rowwise(args);
+  if (config_.fp8_rowwise && design.design.cluster_m > 1) {
+    status_ = unsupported("a_scales: rowwise fp8 scales are served on 1-CTA designs; design " +
+                          design.design.to_string() + " is a 2-CTA cluster (its rowwise kernel would spill)");
+    return;
+  }
   if (problem_.out_m_major && config_.epilogue != 1) {
     status_ = unsupported("out: an M-major K-grouped out is stored by the TMA epilogue (each box transposed); design " +
                           design.design.to_string() + " stores directly: its _tma twins serve it");
