@@ -227,7 +227,7 @@ def test_the_host_benchmark_runs_on_the_cpu(tmp_path):
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("script", ["bench_layer", "bench_host", "profile_layer", "bench_step_gemms"])
+@pytest.mark.parametrize("script", ["bench_layer", "bench_host", "profile_layer", "bench_step_gemms", "bench_route"])
 def test_without_a_cuda_device_the_benchmarks_say_so(script):
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
@@ -251,3 +251,15 @@ def test_the_step_gemms_are_built_as_moe_experts_runs_them_and_each_is_served():
         assert found, f"{name}: no operator serves it"
         found[0].run(args)
         assert flops > 0
+
+
+@pytest.mark.torch
+def test_the_routing_benchmark_s_candidates_agree_on_the_cpu():
+    # bench_route.py times three routings and checks them bitwise on the GPU; on the host all three
+    # take the same counting sort, so its candidates must at least build and agree there.
+    torch = pytest.importorskip("torch")
+    import bench_route
+    cfg = bc.LayerConfig("t", "t", 300, 16, 8, 8, 4, False)
+    outs = [fn() for fn in bench_route.candidates(cfg, torch.device("cpu")).values()]
+    for out in outs[1:]:
+        assert all(torch.equal(x, y) for x, y in zip(out, outs[0]))

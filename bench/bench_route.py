@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+# bench/bench_route.py: the MoE step's routing (the (token, choice) pairs sorted by expert) by
+# gemmops.route's kernels, by its wide kernels (a trial: chunks of a few hundred pairs) and by torch's
+# sort, in one process, CUDA-graph replays round-robin, L2 scrubbed; the three outputs compared bitwise
+# SPDX-License-Identifier: Apache-2.0
+"""Usage: python3 bench/bench_route.py [--configs qwen3-30b-a3b,mixtral-8x7b,...] [--reps 30]
+
+Per bench_layer configuration (router routing: near-uniform loads), the routing moe_experts runs each
+step: topk_ids (T, k) -> offsets, each sorted row's token, each pair's row, the sorted scores. The
+wide kernels are chosen per call by GEMMOPS_TRIAL_DESIGNS (set around that candidate's calls only)."""
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import LAYER_CONFIGS, device_or_exit, select  # noqa: E402
+
+NO_DEVICE = "bench_route.py needs a CUDA device; found none"
+
+
+def with_env(name, value, fn):
+    """fn() with the variable set to value for the call only."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        return fn()
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before
+
+
+def candidates(cfg, device, seed=0):
+    """{name: a call returning (offsets, rows, pair, sorted scores)} for cfg's routing."""
+    from gemmops.torch import _routing
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    logits = torch.randn(cfg.T, cfg.E, generator=g).to(device)
+    scores, ids = torch.softmax(logits, -1).topk(cfg.topk, -1)
+    ids = ids.to(torch.int32)
+
+    def kernels(trial):
+        return lambda: with_env("GEMMOPS_TRIAL_DESIGNS", trial, lambda: _routing.route_pairs(ids, cfg.E, scores))
+
+    return {"route kernels": kernels("0"), "route wide kernels (trial)": kernels("1"),
+            "torch sort": lambda: with_env("GEMMOPS_ROUTING", "torch", lambda: _routing.route_pairs(ids, cfg.E, scores))}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--configs", default="qwen3-30b-a3b,mixtral-8x7b,deepseek-v3-ep8,qwen3-30b-a3b-32k",
+                    help="comma-separated subset of: " + ", ".join(c.key for c in LAYER_CONFIGS))
+    ap.add_argument("--reps", type=int, default=30)
+    a = ap.parse_args(argv)
+    device = device_or_exit("cuda", NO_DEVICE)
+    if device is None:
+        return 0
+    from bench_grouped import Timer
+    timer = Timer(torch.cuda.get_device_properties(0).L2_cache_size)
+    print(f"bench_route.py: {torch.cuda.get_device_name()}; torch {torch.__version__}", flush=True)
+    for cfg in select(a.configs, LAYER_CONFIGS, "configuration"):
+        fns = candidates(cfg, device)
+        outs = {name: fn() for name, fn in fns.items()}
+        same = all(all(torch.equal(x, y) for x, y in zip(out, outs["route kernels"])) for out in outs.values())
+        t = timer.interleaved_medians_us(fns, a.reps)
+        print(f"== {cfg.model}: T={cfg.T} k={cfg.topk} E={cfg.E} ({cfg.T * cfg.topk} pairs); outputs equal: {same}")
+        for name, us in sorted(t.items(), key=lambda kv: kv[1]):
+            print(f"  {us:8.1f} us  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    main()
