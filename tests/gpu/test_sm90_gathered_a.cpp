@@ -221,8 +221,10 @@ TEST_P(Sm90GatheredATest, with_an_activation_equals_the_dense_copy_bit_for_bit) 
   fill_random(scale, rng);
   fill_random(bias, rng);
   struct Case { Activation act; GateLayout gate; bool scaled, biased; };
-  // (Three ops, not all: each is two kernels compiled cold per design in the suite's run.)
-  const Case cases[] = {{Activation::swiglu, GateLayout::concatenated, true, false},
+  // (Four ops, not all: each is two kernels compiled cold per design in the suite's run. The plain
+  // SwiGLU is moe_experts' forward without gradients: x gathered, no h.)
+  const Case cases[] = {{Activation::swiglu, GateLayout::concatenated, false, false},
+                        {Activation::swiglu, GateLayout::concatenated, true, false},
                         {Activation::swiglu_oss, GateLayout::interleaved, true, true},
                         {Activation::silu, GateLayout::concatenated, false, true}};
   int served = 0;

@@ -494,3 +494,28 @@ def test_the_backward_peak_is_the_gradients_and_dh_never_beside_the_pair_rows():
     peak, b = backward_peak(gt.moe_experts, 4096, 16, 4, 512, 256, seed=11)
     budget = max(b["d_w"] + b["dh"] + b["dx"], b["dh"] + b["a_scaled"] + b["dxs"] + b["dx"])
     assert within(peak, budget), f"backward peak {peak / 2**20:.1f} MiB, budget {budget / 2**20:.1f} MiB"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("trial", ["0", "1"])
+def test_the_forward_without_gradients_writes_no_pre_activation_and_equals_the_training_forward(trial, monkeypatch):
+    # Without gradients (and with GEMMOPS_TRIAL_DESIGNS until the suite has run it) the up projection
+    # reads x through the index and stores the activation alone: no h (S x 2I) is allocated, and the
+    # output is bit for bit the training forward's (the same kernel op, one store fewer).
+    monkeypatch.setenv("GEMMOPS_TRIAL_DESIGNS", trial)
+    T, E, k, H_, I_ = 2048, 16, 4, 512, 512
+    x, ids, w, wu, wd = problem(T, E, k, "swiglu", seed=21)
+    x, ids, w, wu, wd = [t.cuda() for t in (x.bfloat16(), ids, w, wu.bfloat16(), wd.bfloat16())]
+    wu.requires_grad_(True)
+    want = gt.moe_experts(x, ids, w, wu, wd).detach()
+    with torch.no_grad():
+        gt.moe_experts(x, ids, w, wu, wd)  # plans and kernels made before the measured call
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        got = gt.moe_experts(x, ids, w, wu, wd)
+        peak = torch.cuda.max_memory_allocated() - before
+    assert torch.equal(got, want)
+    if trial == "1":  # a (S x I) and the down projection's rows (S x H) and out (T x H), bf16; no h (S x 2I)
+        S = T * k
+        assert peak <= S * I_ * 2 + S * H_ * 2 + T * H_ * 2 + (2 << 20), f"peak {peak / 2**20:.1f} MiB"

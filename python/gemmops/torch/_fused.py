@@ -132,17 +132,19 @@ def step_grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor,
 def grouped_mm_with_pre_activation(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, activation: str,
                                    gate_layout: str = "concatenated", bias: Optional[torch.Tensor] = None,
                                    alpha: float = 1.702, limit: float = 7.0,
-                                   a_row_index: Optional[torch.Tensor] = None
-                                   ) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
+                                   a_row_index: Optional[torch.Tensor] = None, keep_pre_activation: bool = True
+                                   ) -> Optional[Tuple[torch.Tensor, Optional[torch.Tensor]]]:
     """The MoE up projection keeping what its backward needs: h = a[rows of g] @ b[g] (+ bias[g]) and
     out = activation(h), one kernel: returns (out, h); h (S, N) and out (S, N/2 gated, else N) in a's
     dtype, rows past offs[-1] zeros. With a_row_index (int32 (S,)) row r of the product reads
-    a[a_row_index[r]] (the tokens' rows, never copied). None when no operator serves it here. No autograd."""
+    a[a_row_index[r]] (the tokens' rows, never copied). keep_pre_activation=False: h is neither
+    written nor returned (None), the forward without gradients. None when no operator serves it here.
+    No autograd."""
     n = b.shape[-1]
     out_n = n // 2 if activation in ("swiglu", "swiglu_oss") else n
     rows = a.shape[0] if a_row_index is None else a_row_index.shape[0]
     out = torch.empty((rows, out_n), dtype=a.dtype, device=a.device)
-    h = torch.empty((rows, n), dtype=a.dtype, device=a.device)
+    h = torch.empty((rows, n), dtype=a.dtype, device=a.device) if keep_pre_activation else None
     try:
         epilogue = _core.EpilogueOps(activation=activation, gate_layout=gate_layout, alpha=alpha, limit=limit,
                                      bias=bias, pre_activation=h)
