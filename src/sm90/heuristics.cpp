@@ -3,6 +3,7 @@
 #include "sm90/heuristics.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -84,20 +85,25 @@ double expected_units_of_routed_group(double mean, double unit, double& nonempty
     nonempty = 1 - std::exp(-mean);
     return units;
   }
-  // Normal: whole rows at the midpoints of 64 equally likely slices (the inverse CDF by bisection).
+  // Normal: whole rows at the midpoints of 64 equally likely slices (the standard normal's quantiles,
+  // found once by bisection on its CDF).
   constexpr int kSlices = 64;
+  static const std::array<double, kSlices> quantiles = [] {
+    std::array<double, kSlices> z{};
+    for (int i = 0; i < kSlices; ++i) {
+      const double q = (i + 0.5) / kSlices;
+      double lo = -8, hi = 8;
+      for (int it = 0; it < 60; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (0.5 * std::erfc(-mid / std::sqrt(2.0)) < q ? lo : hi) = mid;
+      }
+      z[static_cast<size_t>(i)] = 0.5 * (lo + hi);
+    }
+    return z;
+  }();
   const double sd = std::sqrt(mean);
   double units = 0;
-  for (int i = 0; i < kSlices; ++i) {
-    const double q = (i + 0.5) / kSlices;
-    double lo = -8, hi = 8;
-    for (int it = 0; it < 50; ++it) {
-      const double mid = 0.5 * (lo + hi);
-      (0.5 * std::erfc(-mid / std::sqrt(2.0)) < q ? lo : hi) = mid;
-    }
-    const double rows = std::max(0.0, std::round(mean + sd * 0.5 * (lo + hi)));
-    units += std::ceil(rows / unit) / kSlices;
-  }
+  for (double z : quantiles) units += std::ceil(std::max(0.0, std::round(mean + sd * z)) / unit) / kSlices;
   nonempty = 1;
   return units;
 }
