@@ -115,3 +115,47 @@ def test_the_moe_step_with_autotune_matches_the_ranked_step(monkeypatch):
     monkeypatch.setattr(_fused, "_step_plans", {})
     tuned = gt.moe_experts(x, ids, w, wu, wd)
     torch.testing.assert_close(tuned.float(), ranked.float(), rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.gpu
+def test_any_design_gives_the_step_the_same_bits_so_autotune_keeps_it_deterministic(monkeypatch):
+    # Autotuning picks a piece's design by timing, which may differ run to run. The step stays
+    # deterministic only if every design computes the same bits (K summed in the same order, the
+    # epilogue's partials per 64 columns): each piece on the last of the designs autotune would time
+    # (the pick's kernel family) against the ranking's picks, forward and every gradient, bit for bit.
+    import gemmops.torch as gt
+    # (2I = 256: four k-blocks at most in the M-grouped pieces, so no design splits K, which would sum
+    # in another order.)
+    T, E, k, H, I = 1024, 8, 4, 512, 128
+    g = torch.Generator().manual_seed(9)
+    x0 = torch.randn(T, H, generator=g).cuda().bfloat16()
+    ids = torch.randint(0, E, (T, k), generator=g).cuda()
+    w0 = torch.rand(T, k, generator=g).cuda()
+    wu0 = (torch.randn(E, 2 * I, H, generator=g) / H ** 0.5).cuda().bfloat16()
+    wd0 = (torch.randn(E, H, I, generator=g) / I ** 0.5).cuda().bfloat16()
+    dout = torch.randn(T, H, generator=g).cuda().bfloat16()
+
+    def step():
+        x, w, wu, wd = (t.clone().requires_grad_(True) for t in (x0, w0, wu0, wd0))
+        out = gt.moe_experts(x, ids, w, wu.transpose(-2, -1), wd.transpose(-2, -1))
+        out.backward(dout)
+        return [out.detach(), x.grad, w.grad, wu.grad, wd.grad]
+
+    monkeypatch.setenv("GEMMOPS_AUTOTUNE", "1")  # every piece through a planned operator
+    chosen = []
+    monkeypatch.setattr(_fused, "_step_plans", {})
+    monkeypatch.setattr(_fused, "_chosen_operator", lambda args, ops, device: chosen.append(ops[0].name) or ops[0])
+    first = step()
+    firsts = list(chosen)
+    chosen.clear()
+    monkeypatch.setattr(_fused, "_step_plans", {})
+    def other(args, ops, device):  # the last of the candidates autotune times that share the pick's kernel family
+        same = [op for op in ops[:_fused.AUTOTUNE_CANDIDATES] if op.metadata["provider"] == ops[0].metadata["provider"]]
+        chosen.append(same[-1].name)
+        return same[-1]
+
+    monkeypatch.setattr(_fused, "_chosen_operator", other)
+    last = step()
+    assert chosen != firsts, "every piece has one operator only: nothing compared"
+    for a, b, what in zip(first, last, ("out", "x", "topk_weights", "w_gate_up", "w_down")):
+        assert torch.equal(a, b), f"{what}: the ranking's picks {firsts} and the last designs {chosen} differ"
