@@ -148,6 +148,28 @@ def deepgemm(A, W, sizes):
     return fn, ""
 
 
+def deepgemm_masked(A, W, counts, expected_m):
+    """DeepGEMM's masked fp8 GEMM (A (G, MaxM, K), counts (G,) valid rows) where importable."""
+    try:
+        import deep_gemm
+        from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+    except ImportError:
+        return None, "deep_gemm not importable"
+    G, max_m, K = A.shape
+    qa = [per_token_cast_to_fp8(A[g], use_ue8m0=False) for g in range(G)]
+    qa = (torch.stack([q for q, _ in qa]), torch.stack([s for _, s in qa]))
+    qw = [per_block_cast_to_fp8(W[g], use_ue8m0=False) for g in range(G)]
+    qw = (torch.stack([q for q, _ in qw]), torch.stack([s for _, s in qw]))
+    out = torch.empty(G, max_m, W.shape[1], dtype=torch.bfloat16, device="cuda")
+    fn = lambda: deep_gemm.m_grouped_fp8_gemm_nt_masked(qa, qw, out, counts, expected_m)
+    try:
+        fn()
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001
+        return None, first_line(str(e))
+    return fn, ""
+
+
 AB_DEFINES = ""  # --ab-defines: gemmops' fp8 operators also compiled with these, in the same round-robin
 
 
@@ -207,6 +229,12 @@ def bench_masked_row(timer, G, max_m, N, K, reps):
     _, bf16_fn = first_gpu_operator(ops.GroupedGemmArguments(A, W.permute(0, 2, 1), out16,
                                                              accumulator_type="float32", offsets=counts))
     fns = {"gemmops fp8": fp8_fn, "gemmops bf16": bf16_fn}
+    notes = ["rel err against bf16"]
+    fn, why = deepgemm_masked(A, W, counts, max_m)
+    if fn is None:
+        notes.append(f"DeepGEMM: {why}")
+    else:
+        fns["DeepGEMM"] = fn
     fp8_fn()
     bf16_fn()
     torch.cuda.synchronize()
@@ -214,7 +242,7 @@ def bench_masked_row(timer, G, max_m, N, K, reps):
     t = timer.interleaved_medians_us(fns, reps)
     flops = 2.0 * G * max_m * N * K
     return {"kind": "masked", "shape": f"{G}x{max_m} N={N} K={K}", "design": name, "times": t,
-            "tflops": {k: flops / v / 1e6 for k, v in t.items()}, "err": err, "notes": ["rel err against bf16"]}
+            "tflops": {k: flops / v / 1e6 for k, v in t.items()}, "err": err, "notes": notes}
 
 
 def main():
