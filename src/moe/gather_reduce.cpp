@@ -15,15 +15,17 @@
 #include "cuda/launch.hpp"
 #include "gemmops/moe.hpp"
 #include "moe/gather_reduce_kernels.hpp"
+#include "moe/gather_reduce_params.cuh"
 #include "moe/moe_device.hpp"
 #include "moe/moe_rules.hpp"
-#include "moe/gather_reduce_params.cuh"
 #include "simt/arch_modules.hpp"
+#include "simt/elem_text.hpp"
 
 namespace gemmops {
 namespace {
 
 namespace k = kernels::moe;
+using simt::elem_text;
 
 /// The host's loop: the kernel's arithmetic (one fma per choice, in choice order) element by element.
 void gather_reduce_on_host(const GatherReduceArguments& a) {
@@ -45,10 +47,6 @@ void gather_reduce_on_host(const GatherReduceArguments& a) {
       cpu::store_float(static_cast<std::byte*>(a.out.data), a.out.dtype, t * a.out.stride(0) + c, acc);
     }
   }
-}
-
-const char* elem_text(DType t) {
-  return t == DType::bf16 ? "Elem::bf16" : t == DType::fp16 ? "Elem::fp16" : "Elem::fp32";
 }
 
 /// 16-byte vectors when every row of rows and out starts on a 16-byte boundary, else one element.

@@ -20,11 +20,13 @@
 #include "moe/router_topk_kernels.hpp"
 #include "moe/router_topk_params.cuh"
 #include "simt/arch_modules.hpp"
+#include "simt/elem_text.hpp"
 
 namespace gemmops {
 namespace {
 
 namespace k = kernels::moe;
+using simt::elem_text;
 
 /// Token t's softmax in fp32, as the kernel computes it: exp(z - max) times the sum's inverse.
 std::vector<float> softmax_row(const TensorDesc& logits, int64_t t) {
@@ -103,10 +105,6 @@ void router_topk_backward_on_host(const RouterTopkBackwardArguments& a) {
                        p[static_cast<size_t>(e)] * (g[static_cast<size_t>(e)] - pg));
     }
   }
-}
-
-const char* elem_text(DType t) {
-  return t == DType::bf16 ? "Elem::bf16" : t == DType::fp16 ? "Elem::fp16" : "Elem::fp32";
 }
 
 const simt::ArchModules& modules_for(DType logits, int values) {

@@ -16,6 +16,7 @@
 #include "cuda/launch.hpp"
 #include "simt/arch_modules.hpp"
 #include "simt/launch_plan.hpp"
+#include "simt/elem_text.hpp"
 
 namespace gemmops::simt {
 namespace {
@@ -36,10 +37,6 @@ constexpr double kBytesPerUs = 1.5e6;            // 1.5 TB/s of compulsory traff
 // The kernels' forms, in the order of their name expressions and lowered names: index = the value.
 constexpr k::Form kForms[] = {k::Form::dense, k::Form::grouped_m, k::Form::grouped_k, k::Form::grouped_n,
                               k::Form::grouped_m_masked};
-
-const char* elem_text(DType t) {
-  return t == DType::bf16 ? "Elem::bf16" : t == DType::fp16 ? "Elem::fp16" : "Elem::fp32";
-}
 
 const char* form_text(k::Form f) {
   switch (f) {
