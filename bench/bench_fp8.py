@@ -110,12 +110,8 @@ def gemmops_rowwise(operands, offsets, out):
     return fn, ""
 
 
-def torch_rowwise(operands, offsets):
-    """torch._scaled_grouped_mm with row-wise scales (what torch serves): fn or the reason not."""
-    if not hasattr(torch, "_scaled_grouped_mm"):
-        return None, "torch has no _scaled_grouped_mm"
-    qa, sa, qw, sw = operands
-    fn = lambda: torch._scaled_grouped_mm(qa, qw.transpose(1, 2), sa, sw, offs=offsets, out_dtype=torch.bfloat16)
+def peer_call(fn):
+    """(fn, "") when a peer's call runs here, else (None, why not): it is run once and waited for."""
     try:
         fn()
         torch.cuda.synchronize()
@@ -124,50 +120,54 @@ def torch_rowwise(operands, offsets):
     return fn, ""
 
 
-def deepgemm(A, W, sizes):
-    """DeepGEMM's contiguous m-grouped fp8 GEMM where importable and the groups are 128-aligned."""
+def torch_rowwise(operands, offsets):
+    """torch._scaled_grouped_mm with row-wise scales (what torch serves): fn or the reason not."""
+    if not hasattr(torch, "_scaled_grouped_mm"):
+        return None, "torch has no _scaled_grouped_mm"
+    qa, sa, qw, sw = operands
+    return peer_call(lambda: torch._scaled_grouped_mm(qa, qw.transpose(1, 2), sa, sw, offs=offsets,
+                                                      out_dtype=torch.bfloat16))
+
+
+def deepgemm_module():
+    """(deep_gemm, its per-token and per-block casts) or None where it is not importable."""
     try:
         import deep_gemm
         from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
     except ImportError:
+        return None
+    return deep_gemm, per_token_cast_to_fp8, per_block_cast_to_fp8
+
+
+def stacked_casts(cast, x):
+    """DeepGEMM's (codes, scales) of each x[g] by `cast`, stacked over g."""
+    parts = [cast(x[g], use_ue8m0=False) for g in range(x.shape[0])]
+    return torch.stack([q for q, _ in parts]), torch.stack([s for _, s in parts])
+
+
+def deepgemm(A, W, sizes):
+    """DeepGEMM's contiguous m-grouped fp8 GEMM where importable and the groups are 128-aligned."""
+    dg = deepgemm_module()
+    if dg is None:
         return None, "deep_gemm not importable"
     if any(s % 128 for s in sizes):
         return None, "groups not on 128-row boundaries"
-    G, N, K = W.shape
-    qa = per_token_cast_to_fp8(A, use_ue8m0=False)
-    qw = [per_block_cast_to_fp8(W[g], use_ue8m0=False) for g in range(G)]
-    qw = (torch.stack([q for q, _ in qw]), torch.stack([s for _, s in qw]))
+    deep_gemm, per_token, per_block = dg
+    qa, qw = per_token(A, use_ue8m0=False), stacked_casts(per_block, W)
     layout = torch.cat([torch.full((s,), g, dtype=torch.int32, device="cuda") for g, s in enumerate(sizes)])
-    out = torch.empty(A.shape[0], N, dtype=torch.bfloat16, device="cuda")
-    fn = lambda: deep_gemm.m_grouped_fp8_gemm_nt_contiguous(qa, qw, out, layout)
-    try:
-        fn()
-        torch.cuda.synchronize()
-    except Exception as e:  # noqa: BLE001
-        return None, first_line(str(e))
-    return fn, ""
+    out = torch.empty(A.shape[0], W.shape[1], dtype=torch.bfloat16, device="cuda")
+    return peer_call(lambda: deep_gemm.m_grouped_fp8_gemm_nt_contiguous(qa, qw, out, layout))
 
 
 def deepgemm_masked(A, W, counts, expected_m):
     """DeepGEMM's masked fp8 GEMM (A (G, MaxM, K), counts (G,) valid rows) where importable."""
-    try:
-        import deep_gemm
-        from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
-    except ImportError:
+    dg = deepgemm_module()
+    if dg is None:
         return None, "deep_gemm not importable"
-    G, max_m, K = A.shape
-    qa = [per_token_cast_to_fp8(A[g], use_ue8m0=False) for g in range(G)]
-    qa = (torch.stack([q for q, _ in qa]), torch.stack([s for _, s in qa]))
-    qw = [per_block_cast_to_fp8(W[g], use_ue8m0=False) for g in range(G)]
-    qw = (torch.stack([q for q, _ in qw]), torch.stack([s for _, s in qw]))
-    out = torch.empty(G, max_m, W.shape[1], dtype=torch.bfloat16, device="cuda")
-    fn = lambda: deep_gemm.m_grouped_fp8_gemm_nt_masked(qa, qw, out, counts, expected_m)
-    try:
-        fn()
-        torch.cuda.synchronize()
-    except Exception as e:  # noqa: BLE001
-        return None, first_line(str(e))
-    return fn, ""
+    deep_gemm, per_token, per_block = dg
+    qa, qw = stacked_casts(per_token, A), stacked_casts(per_block, W)
+    out = torch.empty(A.shape[0], A.shape[1], W.shape[1], dtype=torch.bfloat16, device="cuda")
+    return peer_call(lambda: deep_gemm.m_grouped_fp8_gemm_nt_masked(qa, qw, out, counts, expected_m))
 
 
 AB_DEFINES = ""  # --ab-defines: gemmops' fp8 operators also compiled with these, in the same round-robin

@@ -16,21 +16,9 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_common import LAYER_CONFIGS, device_or_exit, select  # noqa: E402
+from bench_grouped import Timer, with_env  # noqa: E402
 
 NO_DEVICE = "bench_route.py needs a CUDA device; found none"
-
-
-def with_env(name, value, fn):
-    """fn() with the variable set to value for the call only."""
-    before = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        return fn()
-    finally:
-        if before is None:
-            del os.environ[name]
-        else:
-            os.environ[name] = before
 
 
 def candidates(cfg, device, seed=0):
@@ -41,11 +29,10 @@ def candidates(cfg, device, seed=0):
     scores, ids = torch.softmax(logits, -1).topk(cfg.topk, -1)
     ids = ids.to(torch.int32)
 
-    def kernels(trial):
-        return lambda: with_env("GEMMOPS_TRIAL_DESIGNS", trial, lambda: _routing.route_pairs(ids, cfg.E, scores))
-
-    return {"route kernels": kernels("0"), "route wide kernels (trial)": kernels("1"),
-            "torch sort": lambda: with_env("GEMMOPS_ROUTING", "torch", lambda: _routing.route_pairs(ids, cfg.E, scores))}
+    route = lambda: _routing.route_pairs(ids, cfg.E, scores)  # noqa: E731
+    return {"route kernels": with_env(route, "GEMMOPS_TRIAL_DESIGNS", "0"),
+            "route wide kernels (trial)": with_env(route, "GEMMOPS_TRIAL_DESIGNS", "1"),
+            "torch sort": with_env(route, "GEMMOPS_ROUTING", "torch")}
 
 
 def main(argv=None):
@@ -57,7 +44,6 @@ def main(argv=None):
     device = device_or_exit("cuda", NO_DEVICE)
     if device is None:
         return 0
-    from bench_grouped import Timer
     timer = Timer(torch.cuda.get_device_properties(0).L2_cache_size)
     print(f"bench_route.py: {torch.cuda.get_device_name()}; torch {torch.__version__}", flush=True)
     for cfg in select(a.configs, LAYER_CONFIGS, "configuration"):
