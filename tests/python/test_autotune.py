@@ -98,18 +98,25 @@ def test_the_step_plain_pieces_are_grouped_mm_on_host_tensors_even_with_autotune
     torch.testing.assert_close(got[:9], want[:9])
 
 
+def moe_layer_inputs(T, E, k, H, I, seed):
+    """x (T, H), ids (T, k), weights (T, k), w_gate_up (E, 2I, H) and w_down (E, H, I) as nn.Linear
+    stores them, and an upstream gradient (T, H): bf16 on the GPU (ids and weights: int64, fp32)."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(T, H, generator=g).cuda().bfloat16()
+    ids = torch.randint(0, E, (T, k), generator=g).cuda()
+    w = torch.rand(T, k, generator=g).cuda()
+    wu = (torch.randn(E, 2 * I, H, generator=g) / H ** 0.5).cuda().bfloat16()
+    wd = (torch.randn(E, H, I, generator=g) / I ** 0.5).cuda().bfloat16()
+    return x, ids, w, wu, wd, torch.randn(T, H, generator=g).cuda().bfloat16()
+
+
 @pytest.mark.gpu
 def test_the_moe_step_with_autotune_matches_the_ranked_step(monkeypatch):
     # The same layer twice on the GPU: the pieces' operators chosen by timing give the same result (up
     # to the designs' summation order) as the ranking's.
     import gemmops.torch as gt
-    T, E, k, H, I = 300, 6, 3, 256, 128
-    g = torch.Generator().manual_seed(4)
-    x = torch.randn(T, H, generator=g).cuda().bfloat16()
-    ids = torch.randint(0, E, (T, k), generator=g).cuda()
-    w = torch.rand(T, k, generator=g).cuda()
-    wu = (torch.randn(E, 2 * I, H, generator=g) / H ** 0.5).cuda().bfloat16().transpose(-2, -1)
-    wd = (torch.randn(E, H, I, generator=g) / I ** 0.5).cuda().bfloat16().transpose(-2, -1)
+    x, ids, w, wu, wd, _ = moe_layer_inputs(300, 6, 3, 256, 128, seed=4)
+    wu, wd = wu.transpose(-2, -1), wd.transpose(-2, -1)
     ranked = gt.moe_experts(x, ids, w, wu, wd)
     monkeypatch.setenv("GEMMOPS_AUTOTUNE", "1")
     monkeypatch.setattr(_fused, "_step_plans", {})
@@ -126,36 +133,32 @@ def test_any_design_gives_the_step_the_same_bits_so_autotune_keeps_it_determinis
     import gemmops.torch as gt
     # (2I = 256: four k-blocks at most in the M-grouped pieces, so no design splits K, which would sum
     # in another order.)
-    T, E, k, H, I = 1024, 8, 4, 512, 128
-    g = torch.Generator().manual_seed(9)
-    x0 = torch.randn(T, H, generator=g).cuda().bfloat16()
-    ids = torch.randint(0, E, (T, k), generator=g).cuda()
-    w0 = torch.rand(T, k, generator=g).cuda()
-    wu0 = (torch.randn(E, 2 * I, H, generator=g) / H ** 0.5).cuda().bfloat16()
-    wd0 = (torch.randn(E, H, I, generator=g) / I ** 0.5).cuda().bfloat16()
-    dout = torch.randn(T, H, generator=g).cuda().bfloat16()
+    x0, ids, w0, wu0, wd0, dout = moe_layer_inputs(1024, 8, 4, 512, 128, seed=9)
 
-    def step():
+    def step_choosing(choose):
+        """The step's outputs and gradients with each piece's operator chosen by `choose(ops)`, and
+        the chosen operators' names."""
+        chosen = []
+
+        def chooser(args, ops, device):
+            op = choose(ops)
+            chosen.append(op.name)
+            return op
+
+        monkeypatch.setattr(_fused, "_step_plans", {})
+        monkeypatch.setattr(_fused, "_chosen_operator", chooser)
         x, w, wu, wd = (t.clone().requires_grad_(True) for t in (x0, w0, wu0, wd0))
         out = gt.moe_experts(x, ids, w, wu.transpose(-2, -1), wd.transpose(-2, -1))
         out.backward(dout)
-        return [out.detach(), x.grad, w.grad, wu.grad, wd.grad]
+        return [out.detach(), x.grad, w.grad, wu.grad, wd.grad], chosen
+
+    def last_of_the_pick_s_family(ops):  # the last candidate autotune times that shares the pick's kernels
+        family = ops[0].metadata["provider"]
+        return [op for op in ops[:_fused.AUTOTUNE_CANDIDATES] if op.metadata["provider"] == family][-1]
 
     monkeypatch.setenv("GEMMOPS_AUTOTUNE", "1")  # every piece through a planned operator
-    chosen = []
-    monkeypatch.setattr(_fused, "_step_plans", {})
-    monkeypatch.setattr(_fused, "_chosen_operator", lambda args, ops, device: chosen.append(ops[0].name) or ops[0])
-    first = step()
-    firsts = list(chosen)
-    chosen.clear()
-    monkeypatch.setattr(_fused, "_step_plans", {})
-    def other(args, ops, device):  # the last of the candidates autotune times that share the pick's kernel family
-        same = [op for op in ops[:_fused.AUTOTUNE_CANDIDATES] if op.metadata["provider"] == ops[0].metadata["provider"]]
-        chosen.append(same[-1].name)
-        return same[-1]
-
-    monkeypatch.setattr(_fused, "_chosen_operator", other)
-    last = step()
+    first, firsts = step_choosing(lambda ops: ops[0])
+    last, chosen = step_choosing(last_of_the_pick_s_family)
     assert chosen != firsts, "every piece has one operator only: nothing compared"
     for a, b, what in zip(first, last, ("out", "x", "topk_weights", "w_gate_up", "w_down")):
         assert torch.equal(a, b), f"{what}: the ranking's picks {firsts} and the last designs {chosen} differ"
