@@ -33,7 +33,7 @@ int64_t wide_chunk(int64_t pairs, int experts) {
 
 /// The wide kernels' workspace: counts and starts, (experts + 1) x chunks ints each.
 std::size_t wide_workspace_size(int64_t pairs, int experts) {
-  const int64_t chunks = (pairs + wide_chunk(pairs, experts) - 1) / wide_chunk(pairs, experts);
+  const int64_t chunk = wide_chunk(pairs, experts), chunks = (pairs + chunk - 1) / chunk;
   return static_cast<std::size_t>(2 * chunks * (int64_t{experts} + 1) * 4);
 }
 
