@@ -127,12 +127,27 @@ struct Fp8Mainloop {
     // read after wait_group 1 was issued in an earlier turn, C7520): the first block's promotion
     // runs under the second's MMAs, the second's after them. The first block's stage (and the
     // turn before's second) go back to the producer as soon as the first block is done.
-    BlockScales scales[2];
+    // The scales are read a turn ahead: ptxas sinks a load below the stage's wait and the first
+    // MMA, so read in the turn that uses them they stalled every promotion by their latency.
+    BlockScales scales[2], ahead[2];
+#ifndef GEMMOPS_AB_BASELINE
+    load_scales(acc, 0, ahead[0]);
+    if (blocks > 1) load_scales(acc, 1, ahead[1]);
+#endif
     for (int kb = 0; kb < blocks; kb += 2) {
       const int stage0 = cur.stage;
-      issue<0>(acc, s, kb, cur, a_atom0, scales[0]);
+#ifndef GEMMOPS_AB_BASELINE
+      scales[0] = ahead[0];
+      scales[1] = ahead[1];
+      if (kb + 2 < blocks) load_scales(acc, kb + 2, ahead[0]);
+      if (kb + 3 < blocks) load_scales(acc, kb + 3, ahead[1]);
+#else
+      load_scales(acc, kb, scales[0]);
+      if (kb + 1 < blocks) load_scales(acc, kb + 1, scales[1]);
+#endif
+      issue<0>(acc, s, kb, cur, a_atom0);
       if (kb + 1 < blocks) {
-        issue<1>(acc, s, kb + 1, cur, a_atom0, scales[1]);
+        issue<1>(acc, s, kb + 1, cur, a_atom0);
         ptx::wgmma_wait<1>();
         if (kb > 0 && release_lane) release(s, stage0 == 0 ? C.stages - 1 : stage0 - 1);
         if (release_lane) release(s, stage0);
@@ -165,14 +180,13 @@ struct Fp8Mainloop {
     }
   }
 
-  /// Block kb into register set kB: its scales read before the stage's wait, its four k32 MMAs from
-  /// zero, committed; `cur` steps on. A warpgroup without live atoms issues them too (their rows are
-  /// never stored): a branch around them made ptxas serialise every wgmma (C7520).
+  /// Block kb into register set kB: its four k32 MMAs from zero, committed; `cur` steps on. A
+  /// warpgroup without live atoms issues them too (their rows are never stored): a branch around
+  /// them made ptxas serialise every wgmma (C7520).
   template <int kB>
-  __device__ __forceinline__ static void issue(Accumulators& acc, SharedStorage<C>& s, int kb,
-                                               PipelineCursor<C.stages>& cur, int a_atom0, BlockScales& scales) {
+  __device__ __forceinline__ static void issue(Accumulators& acc, SharedStorage<C>& s, [[maybe_unused]] int kb,
+                                               PipelineCursor<C.stages>& cur, int a_atom0) {
     const int stage = cur.stage;
-    load_scales(acc, kb, scales);
     ptx::mbarrier_wait(s.full(stage), cur.phase);
     {
       constexpr int kAtomBytes = 64 * C.k_row_bytes();
