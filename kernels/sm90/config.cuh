@@ -120,10 +120,11 @@ struct KernelConfig {
   /// Some operand is copied by the producer warpgroup (cp.async) instead of TMA.
   GEMMOPS_HD constexpr bool gathers() const { return gather_a || gather_b; }
   GEMMOPS_HD constexpr bool wide_accumulators() const { return accumulator_registers() > 128; }
-  /// fp32 accumulators a consumer thread holds: the product's, and the fp8 main loop's two block sums
-  /// beside it (one set's MMAs run while the other is promoted; mainloop_fp8.cuh).
+  /// fp32 accumulators a consumer thread holds: the product's, and the fp8 main loop's block sums
+  /// beside it (128-wide: two, one set's MMAs run while the other is promoted; 192-wide: one, as
+  /// three sets of 96 do not fit; mainloop_fp8.cuh).
   GEMMOPS_HD constexpr int accumulator_registers() const {
-    return (ab == ElemType::e4m3 ? 3 : 1) * m_atoms() * tile_n / 2;
+    return (ab != ElemType::e4m3 ? 1 : tile_n == 128 ? 3 : 2) * m_atoms() * tile_n / 2;
   }
   /// Tiles a CTA works on at once (the raster's footprint counts them).
   GEMMOPS_HD constexpr int tiles_in_flight() const { return pingpong() ? consumers : 1; }

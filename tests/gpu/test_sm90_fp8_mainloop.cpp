@@ -170,6 +170,18 @@ TEST_P(Sm90Fp8Mainloop, matches_the_cpu_scaled_operator_on_ragged_groups_with_em
   }
 }
 
+TEST_P(Sm90Fp8Mainloop, matches_the_cpu_operator_where_tiles_straddle_b_scale_blocks) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  // 192-wide tiles start at 0 or 64 within a 128-wide B scale block: N = 320 (tiles at 0 and 192,
+  // the second's columns 64 in block 1 and the rest in block 2, where N ends) and N = 448 (a third
+  // tile at 384 whose second block does not exist: its columns past N read block 3's scales).
+  const std::vector<int32_t> rows{0, 1, 130, 0, 257, 64, 0};
+  for (int64_t n : {320, 448}) {
+    SCOPED_TRACE("N = " + std::to_string(n));
+    expect_matches_cpu(GetParam(), make_problem(rows, 452 + 40, 1040, n, 53u + static_cast<uint32_t>(n)));
+  }
+}
+
 TEST_P(Sm90Fp8Mainloop, matches_the_cpu_operator_with_rowwise_scales) {
   GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
   if (GetParam()->metadata().design.cluster_m > 1) GTEST_SKIP() << "rowwise scales are served on 1-CTA designs";

@@ -33,6 +33,13 @@ TEST(Sm90SmemBudget, every_design_fits_a_block_with_room_for_a_hundred_groups) {
   }
 }
 
+TEST(Sm90SmemBudget, every_fp8_design_fits_a_block_with_room_for_a_hundred_groups) {
+  for (const sm90::Sm90Design& d : sm90::sm90_fp8_designs()) {
+    const auto c = sm90::make_kernel_config(d, DType::e4m3, DType::bf16, Major::k, Major::k, false);
+    EXPECT_LE(c.smem_bytes(100), sm90::kSm90SmemBudget) << d.design.to_string();
+  }
+}
+
 TEST(Sm90SmemBudget, a_ring_of_two_boxes_stages_a_quarter_of_a_128x256_tile) {
   const sm90::Sm90Design* ring2 = nullptr;
   for (const sm90::Sm90Design& d : sm90::sm90_designs())

@@ -8,8 +8,8 @@ NS = (64, 128, 192, 256)
 TYPES = (("bf16", "bf16"), ("f16", "fp16"))
 
 # 8-bit operands: k32, read K-major only (the instruction has no transpose immediates); the fp8
-# main loop (sm90/mainloop_fp8.cuh) uses n128.
-FP8 = ((128, "e4m3", "e4m3"),)
+# main loop (sm90/mainloop_fp8.cuh) uses n128 and n192.
+FP8 = ((128, "e4m3", "e4m3"), (192, "e4m3", "e4m3"))
 
 def emit(n, ptx_t, name_t, k=16, transposes=True):
     regs = n // 2
