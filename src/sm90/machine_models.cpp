@@ -55,9 +55,10 @@ constexpr MachineModel with_h100_gather(MachineModel m) {
 }
 
 // H100 SXM5 80 GB: the H200's die, clocks and power, so the same SMs and peak; HBM3 at 3.35 TB/s
-// (its copy rate scaled from the H200's by the datasheet rates) and 50 MB of L2. Its fitted fields
-// and calibrations are the H200's until an H100 sweep is fitted ("h100_sxm" calibrations fall back
-// to the H200's design table: calibrations.cpp).
+// (its copy rate scaled from the H200's by the datasheet rates) and 50 MB of L2. Its design
+// calibrations ("h100_sxm", calibrations.cpp) are fitted on an H100 sweep (bench/NOTES.md v25);
+// its machine-wide fitted fields are still the H200's (a design the table lacks falls back to the
+// H200's calibration).
 constexpr MachineModel kH100Sxm = with_h100_gather(with_part("h100_sxm", "h100_sxm", 132, 1.98e9, 3.35e12, 50 * kMiB, kH200.peak_flops));
 // H800 SXM: an H100 SXM with fewer NVLinks, which no single-GPU estimate sees.
 constexpr MachineModel kH800 = with_h100_gather(with_part("h800", "h100_sxm", 132, 1.98e9, 3.35e12, 50 * kMiB, kH200.peak_flops));
