@@ -156,27 +156,30 @@ struct Fp8Mainloop {
       // read after wait_group 1 was issued in an earlier turn, C7520): the first block's promotion
       // runs under the second's MMAs, the second's after them. The first block's stage (and the
       // turn before's second) go back to the producer as soon as the first block is done.
-      // The scales are read a turn ahead: ptxas sinks a load below the stage's wait and the first
-      // MMA, so read in the turn that uses them they stalled every promotion by their latency.
-      BlockScales scales[2], ahead[2];
-#ifndef GEMMOPS_AB_BASELINE
+      // GEMMOPS_FP8_SCALES_AHEAD (to time, not yet run on a GPU): the scales read a turn ahead, as
+      // the 192-wide loop does. ptxas sinks a load below the stage's wait and the first MMA, so
+      // read in the turn that uses them (each block's in its issue, the GPU-verified order) they
+      // may stall every promotion by their latency.
+      BlockScales scales[2];
+#ifdef GEMMOPS_FP8_SCALES_AHEAD
+      BlockScales ahead[2];
       load_scales(acc, 0, ahead[0]);
       if (blocks > 1) load_scales(acc, 1, ahead[1]);
 #endif
       for (int kb = 0; kb < blocks; kb += 2) {
         const int stage0 = cur.stage;
-#ifndef GEMMOPS_AB_BASELINE
+#ifdef GEMMOPS_FP8_SCALES_AHEAD
         scales[0] = ahead[0];
         scales[1] = ahead[1];
         if (kb + 2 < blocks) load_scales(acc, kb + 2, ahead[0]);
         if (kb + 3 < blocks) load_scales(acc, kb + 3, ahead[1]);
+        BlockScales* const in_turn[2] = {nullptr, nullptr};
 #else
-        load_scales(acc, kb, scales[0]);
-        if (kb + 1 < blocks) load_scales(acc, kb + 1, scales[1]);
+        BlockScales* const in_turn[2] = {&scales[0], &scales[1]};
 #endif
-        issue<0>(acc, s, kb, cur, a_atom0);
+        issue<0>(acc, s, kb, cur, a_atom0, in_turn[0]);
         if (kb + 1 < blocks) {
-          issue<1>(acc, s, kb + 1, cur, a_atom0);
+          issue<1>(acc, s, kb + 1, cur, a_atom0, in_turn[1]);
           ptx::wgmma_wait<1>();
           if (kb > 0 && release_lane) release(s, stage0 == 0 ? C.stages - 1 : stage0 - 1);
           if (release_lane) release(s, stage0);
@@ -196,9 +199,9 @@ struct Fp8Mainloop {
   /// the tile's last, as in the two-set loop) and the block promoted before the next block's are
   /// issued; the other consumer warpgroup's MMAs keep the tensor cores busy meanwhile. Nothing is in
   /// flight across blocks, so no wgmma is serialised. Block kb + 1's scales are read before block
-  /// kb's MMAs, as in the two-set loop. Which columns read the tile's second B scale block is
-  /// uniform over the tile, so the promotion is chosen by a branch between two unrolled forms, not
-  /// a select per register.
+  /// kb's MMAs (the two-set loop: with GEMMOPS_FP8_SCALES_AHEAD). Which columns read the tile's
+  /// second B scale block is uniform over the tile, so the promotion is chosen by a branch between
+  /// two unrolled forms, not a select per register.
   __device__ __forceinline__ static void mma_tile_one_set(Accumulators& acc, SharedStorage<C>& s, const TileCoord& tc,
                                                           int blocks, PipelineCursor<C.stages>& cur, int a_atom0,
                                                           bool release_lane) {
@@ -210,7 +213,7 @@ struct Fp8Mainloop {
       const int stage = cur.stage;
       scales = ahead;
       if (kb + 1 < blocks) load_scales(acc, kb + 1, ahead);
-      issue<0>(acc, s, kb, cur, a_atom0);
+      issue<0>(acc, s, kb, cur, a_atom0, nullptr);
       ptx::wgmma_wait<0>();
       if (kb + 1 < blocks && release_lane) release(s, stage);  // (the last block's: after the tile, by consume)
       if (first_block_whole)
@@ -251,13 +254,15 @@ struct Fp8Mainloop {
     }
   }
 
-  /// Block kb into register set kB: its four k32 MMAs from zero, committed; `cur` steps on. A
-  /// warpgroup without live atoms issues them too (their rows are never stored): a branch around
-  /// them made ptxas serialise every wgmma (C7520).
+  /// Block kb into register set kB: its scales into `in_turn` first where given (before the stage's
+  /// wait), its four k32 MMAs from zero, committed; `cur` steps on. A warpgroup without live atoms
+  /// issues them too (their rows are never stored): a branch around them made ptxas serialise every
+  /// wgmma (C7520).
   template <int kB>
-  __device__ __forceinline__ static void issue(Accumulators& acc, SharedStorage<C>& s, [[maybe_unused]] int kb,
-                                               PipelineCursor<C.stages>& cur, int a_atom0) {
+  __device__ __forceinline__ static void issue(Accumulators& acc, SharedStorage<C>& s, int kb,
+                                               PipelineCursor<C.stages>& cur, int a_atom0, BlockScales* in_turn) {
     const int stage = cur.stage;
+    if (in_turn != nullptr) load_scales(acc, kb, *in_turn);
     ptx::mbarrier_wait(s.full(stage), cur.phase);
     {
       constexpr int kAtomBytes = 64 * C.k_row_bytes();
