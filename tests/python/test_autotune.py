@@ -70,6 +70,7 @@ def test_the_step_pieces_take_the_ranking_first_unless_autotune_is_asked(monkeyp
         return [(ranked[2], 1.0, FakeStatus(True)), (ranked[1], 2.0, FakeStatus(True)), (ranked[0], 0.0, FakeStatus(False))]
 
     monkeypatch.setattr(_fused._core, "autotune", fake_autotune)
+    monkeypatch.setattr(_fused, "_splits_k", lambda args, op: False)
     monkeypatch.setattr(_fused, "_raw_stream", lambda device: 0)
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
     monkeypatch.delenv("GEMMOPS_AUTOTUNE", raising=False)
@@ -83,6 +84,32 @@ def test_the_step_pieces_take_the_ranking_first_unless_autotune_is_asked(monkeyp
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
     assert _fused._chosen_operator(None, ranked, 0).name == "first"
     assert len(calls) == 1
+
+
+def test_autotune_never_times_a_plan_that_splits_k_beside_one_that_does_not(monkeypatch):
+    # A split-K plan sums K's parts in another order: were it timed against plans that do not split,
+    # the step's bits could change with the run's timings. Candidates that split are dropped; where
+    # the ranking's first splits, it is taken untimed.
+    ranked = [FakeOp("first"), FakeOp("splits"), FakeOp("third")]
+    timed = []
+
+    def fake_autotune(args, candidates, **kw):
+        timed.append([op.name for op in candidates])
+        return [(op, 1.0, FakeStatus(True)) for op in reversed(candidates)]
+
+    splitting = {"splits"}
+    monkeypatch.setattr(_fused._core, "autotune", fake_autotune)
+    monkeypatch.setattr(_fused, "_splits_k", lambda args, op: op.name in splitting)
+    monkeypatch.setattr(_fused, "_raw_stream", lambda device: 0)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    monkeypatch.setenv("GEMMOPS_AUTOTUNE", "1")
+    assert _fused._chosen_operator(None, ranked, 0).name == "third"
+    assert timed == [["first", "third"]]
+    splitting = {"first"}
+    assert _fused._chosen_operator(None, ranked, 0).name == "first"
+    splitting = {"splits", "third"}  # one candidate left: nothing to time
+    assert _fused._chosen_operator(None, ranked, 0).name == "first"
+    assert len(timed) == 1
 
 
 def test_the_step_plain_pieces_are_grouped_mm_on_host_tensors_even_with_autotune(monkeypatch):
