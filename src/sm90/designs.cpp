@@ -152,62 +152,40 @@ const Sm90Design kDesigns[] = {
                      .tile_overhead_us = 1.5}},
 };
 
-// The fp8 main loop (kernels/sm90/mainloop_fp8.cuh). 128x128 cooperative: a consumer thread holds
-// two sets of 64 accumulators (the 128-K block's MMAs and the promoted sum), and one 128-column
-// tile is one 128x128 B scale block. 5 stages of 32 KiB. Passed the GPU suite and memcheck on an
-// H100 (2026-12-06, and its two-set loop on 2026-12-07), so offered; the calibration is the bf16
-// 128x128's, a guess (it is the only fp8 design: the estimate ranks it against the CPU operators only).
+// An fp8 design (the fp8 main loop, kernels/sm90/mainloop_fp8.cuh): 128-K blocks (one 128-byte swizzle row of e4m3 a stage), two consumer warpgroups
+// of 64 rows; the calibration is the bf16 128x128's, a guess (the estimate ranks fp8 designs only
+// against each other and the CPU operators).
+constexpr Sm90Design fp8_tile(int n, int cluster_m, int stages, Epilogue e = Epilogue::store, bool trial = true) {
+  return {.design = Design{.tile_m = 128, .tile_n = n, .tile_k = 128, .cluster_m = cluster_m, .cluster_n = 1,
+                           .stages = stages, .schedule = Schedule::cooperative, .epilogue = e},
+          .consumers = 2,
+          .calibration = {.mainloop_efficiency = 0.84, .bandwidth_efficiency = 0.85, .tile_overhead_us = 0.0},
+          .trial = trial};
+}
+
 const Sm90Design kFp8Designs[] = {
-    {.design = Design{.tile_m = 128, .tile_n = 128, .tile_k = 128, .cluster_m = 1, .cluster_n = 1, .stages = 5,
-                      .schedule = Schedule::cooperative},
-     .consumers = 2,
-     .calibration = {.mainloop_efficiency = 0.84, .bandwidth_efficiency = 0.85, .tile_overhead_us = 0.0}},
+    // 128x128: a consumer thread holds two block sets of 64 accumulators and the promoted sum, and
+    // one 128-column tile is one 128x128 B scale block. 5 stages of 32 KiB. Passed the GPU suite and
+    // memcheck on an H100 (2026-12-06, and its two-set loop on 2026-12-07), so offered.
+    fp8_tile(128, 1, 5, Epilogue::store, /*trial=*/false),
     // The same over a 2-CTA cluster, B multicast (the 16-bit kernels' load_b and cluster release):
     // half the B tiles' L2 reads. Block scales only: with rowwise ones it spills 4 bytes (plan.cpp
     // refuses them). Trial: compiled spill-free, not yet run on a GPU.
-    {.design = Design{.tile_m = 128, .tile_n = 128, .tile_k = 128, .cluster_m = 2, .cluster_n = 1, .stages = 5,
-                      .schedule = Schedule::cooperative},
-     .consumers = 2,
-     .calibration = {.mainloop_efficiency = 0.84, .bandwidth_efficiency = 0.85, .tile_overhead_us = 0.0},
-     .trial = true},
+    fp8_tile(128, 2, 5),
     // Both with the TMA epilogue (a staging tile of 32 KiB beside the 5 stages, 197 KiB): the
     // direct store leaves the tensor cores idle ~1 us a tile while both warpgroups store, 13% of a
     // K = 2048 problem (DeepGEMM stages through shared memory and overlaps the next tile). Trials.
-    {.design = Design{.tile_m = 128, .tile_n = 128, .tile_k = 128, .cluster_m = 1, .cluster_n = 1, .stages = 5,
-                      .schedule = Schedule::cooperative, .epilogue = Epilogue::tma_store},
-     .consumers = 2,
-     .calibration = {.mainloop_efficiency = 0.84, .bandwidth_efficiency = 0.85, .tile_overhead_us = 0.0},
-     .trial = true},
-    {.design = Design{.tile_m = 128, .tile_n = 128, .tile_k = 128, .cluster_m = 2, .cluster_n = 1, .stages = 5,
-                      .schedule = Schedule::cooperative, .epilogue = Epilogue::tma_store},
-     .consumers = 2,
-     .calibration = {.mainloop_efficiency = 0.84, .bandwidth_efficiency = 0.85, .tile_overhead_us = 0.0},
-     .trial = true},
+    fp8_tile(128, 1, 5, Epilogue::tma_store),
+    fp8_tile(128, 2, 5, Epilogue::tma_store),
     // 128x192 (DeepGEMM's tile where N allows it; it reaches ~1400 TFLOP/s where our 128x128 reaches
     // ~1000): 64 x 192 a warpgroup, one block set of 96 beside the promoted sum (three sets would
     // not fit), the two warpgroups interleaving their MMAs; a tile straddles two B scale blocks.
     // Stages of 40 KiB: 5 with the direct store (201 KiB), 4 beside the TMA epilogue's whole-tile
-    // staging of 48 KiB (209 KiB). Trials, with the 128x128 calibration: compiled, not yet run on a GPU.
-    {.design = Design{.tile_m = 128, .tile_n = 192, .tile_k = 128, .cluster_m = 1, .cluster_n = 1, .stages = 5,
-                      .schedule = Schedule::cooperative},
-     .consumers = 2,
-     .calibration = {.mainloop_efficiency = 0.84, .bandwidth_efficiency = 0.85, .tile_overhead_us = 0.0},
-     .trial = true},
-    {.design = Design{.tile_m = 128, .tile_n = 192, .tile_k = 128, .cluster_m = 2, .cluster_n = 1, .stages = 5,
-                      .schedule = Schedule::cooperative},
-     .consumers = 2,
-     .calibration = {.mainloop_efficiency = 0.84, .bandwidth_efficiency = 0.85, .tile_overhead_us = 0.0},
-     .trial = true},
-    {.design = Design{.tile_m = 128, .tile_n = 192, .tile_k = 128, .cluster_m = 1, .cluster_n = 1, .stages = 4,
-                      .schedule = Schedule::cooperative, .epilogue = Epilogue::tma_store},
-     .consumers = 2,
-     .calibration = {.mainloop_efficiency = 0.84, .bandwidth_efficiency = 0.85, .tile_overhead_us = 0.0},
-     .trial = true},
-    {.design = Design{.tile_m = 128, .tile_n = 192, .tile_k = 128, .cluster_m = 2, .cluster_n = 1, .stages = 4,
-                      .schedule = Schedule::cooperative, .epilogue = Epilogue::tma_store},
-     .consumers = 2,
-     .calibration = {.mainloop_efficiency = 0.84, .bandwidth_efficiency = 0.85, .tile_overhead_us = 0.0},
-     .trial = true},
+    // staging of 48 KiB (209 KiB). Trials: compiled, not yet run on a GPU.
+    fp8_tile(192, 1, 5),
+    fp8_tile(192, 2, 5),
+    fp8_tile(192, 1, 4, Epilogue::tma_store),
+    fp8_tile(192, 2, 4, Epilogue::tma_store),
 };
 
 }  // namespace
