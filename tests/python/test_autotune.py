@@ -3,10 +3,14 @@
 # SPDX-License-Identifier: Apache-2.0
 import numpy as np
 import pytest
-import torch
 
 import gemmops as ops
-from gemmops.torch import _fused
+
+try:  # the MoE step's tests (marked `torch`) need it; gemmops.autotune's own do not
+    import torch
+    from gemmops.torch import _fused
+except ImportError:
+    torch = _fused = None
 
 
 def grouped_problem():
@@ -60,6 +64,7 @@ class FakeStatus:
         self.ok = ok
 
 
+@pytest.mark.torch
 def test_the_step_pieces_take_the_ranking_first_unless_autotune_is_asked(monkeypatch):
     ranked = [FakeOp("first"), FakeOp("second"), FakeOp("third")]
     calls = []
@@ -86,6 +91,7 @@ def test_the_step_pieces_take_the_ranking_first_unless_autotune_is_asked(monkeyp
     assert len(calls) == 1
 
 
+@pytest.mark.torch
 def test_autotune_never_times_a_plan_that_splits_k_beside_one_that_does_not(monkeypatch):
     # A split-K plan sums K's parts in another order: were it timed against plans that do not split,
     # the step's bits could change with the run's timings. Candidates that split are dropped; where
@@ -112,6 +118,7 @@ def test_autotune_never_times_a_plan_that_splits_k_beside_one_that_does_not(monk
     assert len(timed) == 1
 
 
+@pytest.mark.torch
 def test_the_step_plain_pieces_are_grouped_mm_on_host_tensors_even_with_autotune(monkeypatch):
     # The down projection and the up projection's data gradient go through step_grouped_mm: on host
     # tensors (nothing to time) it is grouped_mm, with or without GEMMOPS_AUTOTUNE.
@@ -137,6 +144,7 @@ def moe_layer_inputs(T, E, k, H, I, seed):
     return x, ids, w, wu, wd, torch.randn(T, H, generator=g).cuda().bfloat16()
 
 
+@pytest.mark.torch
 @pytest.mark.gpu
 def test_the_moe_step_with_autotune_matches_the_ranked_step(monkeypatch):
     # The same layer twice on the GPU: the pieces' operators chosen by timing give the same result (up
@@ -151,6 +159,7 @@ def test_the_moe_step_with_autotune_matches_the_ranked_step(monkeypatch):
     torch.testing.assert_close(tuned.float(), ranked.float(), rtol=2e-2, atol=2e-2)
 
 
+@pytest.mark.torch
 @pytest.mark.gpu
 def test_any_design_gives_the_step_the_same_bits_so_autotune_keeps_it_deterministic(monkeypatch):
     # Autotuning picks a piece's design by timing, which may differ run to run. The step stays
