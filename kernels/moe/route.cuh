@@ -14,6 +14,34 @@ __device__ __forceinline__ int bucket_of(int id, int experts) {
   return static_cast<unsigned>(id) < static_cast<unsigned>(experts) ? id : experts;
 }
 
+/// One warp: histogram[bucket] += the pairs [begin, end) in the bucket (shared-memory atomics).
+__device__ __forceinline__ void count_pairs(const RouteParams& p, int* histogram, int begin, int end, int lane) {
+  for (int i = begin + lane; i < end; i += 32) atomicAdd(&histogram[bucket_of(__ldg(p.ids + i), p.experts)], 1);
+}
+
+/// One warp, 32 pairs a step in order through [begin, end): a pair's row is its bucket's next row
+/// plus the lanes before it in the step with the same bucket (__match_any_sync); the lowest such
+/// lane then moves the bucket's next row past them. Writes token, pair and the sorted scores.
+__device__ __forceinline__ void place_pairs(const RouteParams& p, int* next_row, int begin, int end, int lane) {
+  const unsigned lanes_below = (1u << lane) - 1u;
+  for (int step = begin; step < end; step += 32) {
+    const int i = step + lane;
+    const bool live = i < end;
+    const int bucket = live ? bucket_of(__ldg(p.ids + i), p.experts) : -1;
+    const unsigned same = __match_any_sync(0xffffffffu, bucket);
+    const int rank = __popc(same & lanes_below);
+    const int row = live ? next_row[bucket] + rank : 0;
+    __syncwarp();  // every lane has read its bucket's next row
+    if (live && rank == 0) next_row[bucket] += __popc(same);
+    __syncwarp();
+    if (live) {
+      p.token[row] = i / p.k;
+      p.pair[i] = row;
+      if (p.sorted_scores != nullptr) p.sorted_scores[row] = __ldg(p.scores + i);
+    }
+  }
+}
+
 /// One warp a chunk: counts[chunk][bucket] = the chunk's pairs in the bucket (a shared histogram).
 __global__ void __launch_bounds__(32) route_count_kernel(const RouteParams p) {
   extern __shared__ int histogram[];
@@ -22,7 +50,7 @@ __global__ void __launch_bounds__(32) route_count_kernel(const RouteParams p) {
   __syncwarp();
   const int begin = static_cast<int>(blockIdx.x) * kChunk;
   const int end = p.pairs - begin < kChunk ? p.pairs : begin + kChunk;
-  for (int i = begin + lane; i < end; i += 32) atomicAdd(&histogram[bucket_of(__ldg(p.ids + i), p.experts)], 1);
+  count_pairs(p, histogram, begin, end, lane);
   __syncwarp();
   int* out = p.counts + static_cast<int64_t>(blockIdx.x) * buckets;
   for (int e = lane; e < buckets; e += 32) out[e] = histogram[e];
@@ -89,9 +117,7 @@ __global__ void __launch_bounds__(kScanThreads) route_scan_kernel(const RoutePar
   }
 }
 
-/// One warp a chunk, 32 pairs a step in order: a pair's row is its bucket's next row in this chunk
-/// plus the lanes before it in the step with the same bucket (__match_any_sync); the lowest such lane
-/// then moves the bucket's next row past them. Writes token, pair and the sorted scores.
+/// One warp a chunk, its pairs placed in order from the chunk's first row in each bucket (place_pairs).
 __global__ void __launch_bounds__(32) route_scatter_kernel(const RouteParams p) {
   extern __shared__ int next_row[];
   const int buckets = p.experts + 1, lane = static_cast<int>(threadIdx.x);
@@ -100,23 +126,7 @@ __global__ void __launch_bounds__(32) route_scatter_kernel(const RouteParams p) 
   __syncwarp();
   const int begin = static_cast<int>(blockIdx.x) * kChunk;
   const int end = p.pairs - begin < kChunk ? p.pairs : begin + kChunk;
-  const unsigned lanes_below = (1u << lane) - 1u;
-  for (int step = begin; step < end; step += 32) {
-    const int i = step + lane;
-    const bool live = i < end;
-    const int bucket = live ? bucket_of(__ldg(p.ids + i), p.experts) : -1;
-    const unsigned same = __match_any_sync(0xffffffffu, bucket);
-    const int rank = __popc(same & lanes_below);
-    const int row = live ? next_row[bucket] + rank : 0;
-    __syncwarp();  // every lane has read its bucket's next row
-    if (live && rank == 0) next_row[bucket] += __popc(same);
-    __syncwarp();
-    if (live) {
-      p.token[row] = i / p.k;
-      p.pair[i] = row;
-      if (p.sorted_scores != nullptr) p.sorted_scores[row] = __ldg(p.scores + i);
-    }
-  }
+  place_pairs(p, next_row, begin, end, lane);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -134,7 +144,7 @@ __global__ void __launch_bounds__(32) route_count_wide_kernel(const RouteParams 
   __syncwarp();
   const int begin = chunk * p.chunk;
   const int end = p.pairs - begin < p.chunk ? p.pairs : begin + p.chunk;
-  for (int i = begin + lane; i < end; i += 32) atomicAdd(&histogram[bucket_of(__ldg(p.ids + i), p.experts)], 1);
+  count_pairs(p, histogram, begin, end, lane);
   __syncwarp();
   for (int e = lane; e < buckets; e += 32) p.counts[static_cast<int64_t>(e) * p.blocks + chunk] = histogram[e];
 }
@@ -170,23 +180,7 @@ __global__ void __launch_bounds__(32) route_scatter_wide_kernel(const RouteParam
   __syncwarp();
   const int begin = chunk * p.chunk;
   const int end = p.pairs - begin < p.chunk ? p.pairs : begin + p.chunk;
-  const unsigned lanes_below = (1u << lane) - 1u;
-  for (int step = begin; step < end; step += 32) {
-    const int i = step + lane;
-    const bool live = i < end;
-    const int bucket = live ? bucket_of(__ldg(p.ids + i), p.experts) : -1;
-    const unsigned same = __match_any_sync(0xffffffffu, bucket);
-    const int rank = __popc(same & lanes_below);
-    const int row = live ? next_row[bucket] + rank : 0;
-    __syncwarp();  // every lane has read its bucket's next row
-    if (live && rank == 0) next_row[bucket] += __popc(same);
-    __syncwarp();
-    if (live) {
-      p.token[row] = i / p.k;
-      p.pair[i] = row;
-      if (p.sorted_scores != nullptr) p.sorted_scores[row] = __ldg(p.scores + i);
-    }
-  }
+  place_pairs(p, next_row, begin, end, lane);
 }
 
 }  // namespace gemmops::kernels::moe
