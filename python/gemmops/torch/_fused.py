@@ -3,7 +3,6 @@
 # grouped_mm; None when no operator serves the op there
 # SPDX-License-Identifier: Apache-2.0
 import atexit
-import os
 from typing import Dict, Optional, Tuple
 
 import torch
@@ -11,6 +10,7 @@ import torch
 from .. import _gemmops as _core
 from . import grouped_mm  # defined before gemmops.torch imports this module
 from ._dispatch import PlanLaunch, _raw_stream
+from ._env import switched_on
 from ._moe_bias import add_row_bias
 
 _launches: Dict[tuple, Optional[PlanLaunch]] = {}
@@ -75,7 +75,7 @@ AUTOTUNE_CANDIDATES = 6
 
 
 def _autotuning() -> bool:
-    return os.environ.get("GEMMOPS_AUTOTUNE", "0") not in ("", "0")
+    return switched_on("GEMMOPS_AUTOTUNE")
 
 
 def _splits_k(args, op) -> bool:

@@ -2,7 +2,6 @@
 # by gemmops.route's three kernels, or by torch ops (sort, searchsorted, a scatter) where those are
 # not offered
 # SPDX-License-Identifier: Apache-2.0
-import os
 from typing import Tuple
 
 import torch
@@ -10,13 +9,14 @@ import torch
 from .. import _gemmops as _core
 from ._combine import pair_rows
 from ._dispatch import _raw_stream
+from ._env import torch_routing_asked
 
 
 def kernel_offered(device: torch.device) -> bool:
     """gemmops.route's kernels on a CUDA device (they passed the GPU suite on an H100 on 2026-12-07),
     unless GEMMOPS_ROUTING=torch asks for torch's sort (read at each call: a comparison, or a way
     around a routing kernel fault)."""
-    return device.type == "cuda" and os.environ.get("GEMMOPS_ROUTING", "") != "torch"
+    return device.type == "cuda" and not torch_routing_asked()
 
 
 def route_by_torch(topk_ids: torch.Tensor, num_experts: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -28,7 +28,6 @@ each piece's operator is the fastest of the ranking's first few, timed on its fi
 (docs/environment.md).
 """
 
-import os
 from typing import Optional, Tuple
 
 import torch
@@ -36,6 +35,7 @@ import torch.nn.functional as F
 
 from . import grouped_mm
 from ._combine import combine
+from ._env import switched_on
 from ._fused import (grouped_mm_dgated, grouped_mm_epilogue, grouped_mm_k_gathered,
                      grouped_mm_with_pre_activation, step_grouped_mm)
 from ._moe_bias import add_row_bias, bias_gradients
@@ -78,7 +78,7 @@ def _row_limit(offsets: torch.Tensor) -> torch.Tensor:
 
 def _trial_paths() -> bool:
     """GEMMOPS_TRIAL_DESIGNS: paths that have not yet passed the GPU suite (read at each call)."""
-    return os.environ.get("GEMMOPS_TRIAL_DESIGNS", "0") not in ("", "0")
+    return switched_on("GEMMOPS_TRIAL_DESIGNS")
 
 
 def _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activation, bias=None):

@@ -13,13 +13,13 @@ Differentiable in the logits. One kernel forward and one backward on a CUDA devi
 probabilities kept, no host synchronisation; GEMMOPS_ROUTING=torch takes torch's softmax and a stable
 sort instead (the same choice and tie rule; for comparisons, or to step around a fault in the kernels).
 """
-import os
 from typing import List, Optional, Tuple
 
 import torch
 
 from .. import _gemmops as _core
 from ._dispatch import _raw_stream
+from ._env import torch_routing_asked
 
 __all__ = ["router_topk"]
 
@@ -28,7 +28,7 @@ def kernels_offered(device: torch.device) -> bool:
     """The kernels on the host always; on a CUDA device unless GEMMOPS_ROUTING=torch (read at each call)."""
     if device.type != "cuda":
         return True
-    return os.environ.get("GEMMOPS_ROUTING", "") != "torch"
+    return not torch_routing_asked()
 
 
 def _stream(t: torch.Tensor) -> int:
