@@ -5,8 +5,11 @@
 # the kernels' edge paths and the Python tests. Kernels are built with the barrier watchdog, so a
 # deadlock fails its test in seconds, named by test (operator, design) and problem, instead of
 # hanging the run. The compile tier runs in CI (scripts/test.sh) and is not repeated here.
-#   scripts/gpu_test.sh [--gtest-source DIR] [--wheels DIR] [--shards N] [--deadline S] [--bench [ARGS...]]
+#   scripts/gpu_test.sh [--gtest-source DIR] [--wheels DIR] [--shards N] [--deadline S]
+#                       [--gtest-filter F] [--pytest-k EXPR] [--bench [ARGS...]]
 # --wheels: a folder of wheels (nanobind, scikit-build-core) to install from where no index is reachable.
+# --gtest-filter / --pytest-k: only those tests of the C++ gpu tier / the Python tier (a short call);
+# memcheck, a whole-suite tier, is then skipped.
 # Logs go to $GEMMOPS_LOG_DIR (default build/gpu-logs). Prints per tier passed / failed / skipped (and
 # why) and exits non-zero if any step failed.
 # SPDX-License-Identifier: Apache-2.0
@@ -20,14 +23,18 @@ shards=$(( jobs < 12 ? jobs : 12 ))
 deadline=420
 bench=0
 bench_args=()
+gtest_filter=""
+pytest_k=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --gtest-source) gtest_source=$2; shift 2 ;;
     --wheels) wheels=$2; shift 2 ;;
     --shards) shards=$2; shift 2 ;;
     --deadline) deadline=$2; shift 2 ;;
+    --gtest-filter) gtest_filter=$2; shift 2 ;;
+    --pytest-k) pytest_k=$2; shift 2 ;;
     --bench) bench=1; shift; bench_args=("$@"); break ;;
-    *) echo "usage: scripts/gpu_test.sh [--gtest-source DIR] [--wheels DIR] [--shards N] [--deadline S] [--bench [ARGS...]]" >&2
+    *) echo "usage: scripts/gpu_test.sh [--gtest-source DIR] [--wheels DIR] [--shards N] [--deadline S] [--gtest-filter F] [--pytest-k EXPR] [--bench [ARGS...]]" >&2
        exit 2 ;;
   esac
 done
@@ -64,9 +71,11 @@ gpu_bin=build/gpu/tests/gemmops_gpu_tests
 pids=()
 if [ -x "$gpu_bin" ]; then
   python3 scripts/gtest_shards.py "$gpu_bin" --shards "$shards" --test-timeout 60 --deadline "$deadline" \
-    --label "gpu (C++)" --junit "$logs/gpu-junit.xml" >"$logs/gpu.log" 2>&1 &
+    --filter "$gtest_filter" --label "gpu (C++)" --junit "$logs/gpu-junit.xml" >"$logs/gpu.log" 2>&1 &
   pids+=("gpu:$!")
-  if command -v compute-sanitizer >/dev/null; then
+  if [ -n "$gtest_filter" ]; then
+    echo "=== memcheck: skipped (--gtest-filter runs part of the suite)"
+  elif command -v compute-sanitizer >/dev/null; then
     # The edge paths of the kernel, one design of each kind: ragged and zero-tail problems, K = 0, the
     # aligned and masked layouts, every epilogue op, more groups than one table holds, the 192-wide
     # and 256-row tiles, split-K; the portable operators on every form and on malformed offsets.
@@ -100,7 +109,9 @@ if [ -x "$gpu_bin" ]; then
 fi
 wait "$py_pid" || { failed+=(build-python); tail -30 "$logs/build-python.log"; }
 echo "=== Python module built ($(elapsed))"
-python_tests() { python3 -m pytest -q -rs -p no:cacheprovider "--junitxml=$logs/python-junit.xml" tests/python; }
+python_tests() {
+  python3 -m pytest -q -rs -p no:cacheprovider "--junitxml=$logs/python-junit.xml" tests/python ${pytest_k:+-k "$pytest_k"}
+}
 if [[ ! " ${failed[*]} " =~ " build-python " ]]; then
   python_tests >"$logs/python.log" 2>&1 &
   pids+=("python:$!")
