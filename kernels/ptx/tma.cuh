@@ -33,6 +33,15 @@ __device__ __forceinline__ void tma_load_3d(void* smem_dst, const void* map, int
 
 namespace gemmops::kernels::ptx {
 
+/// Like tma_load_2d, but the box lands at the same shared-memory offset in every CTA of
+/// `cta_mask` and completes bytes on each one's barrier at `bar`'s offset.
+__device__ __forceinline__ void tma_load_2d_multicast(void* smem_dst, const void* map, int32_t c0, int32_t c1,
+                                                      uint64_t* bar, ::cuda::std::uint16_t cta_mask) {
+  const int32_t coords[2] = {c0, c1};
+  ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, smem_dst, map,
+                                    coords, bar, cta_mask);
+}
+
 /// Like tma_load_3d, but the box lands at the same shared-memory offset in every CTA of
 /// `cta_mask` and completes bytes on each one's barrier at `bar`'s offset.
 __device__ __forceinline__ void tma_load_3d_multicast(void* smem_dst, const void* map, int32_t c0, int32_t c1,

@@ -78,6 +78,10 @@ struct KernelConfig {
   BMajor b_major = BMajor::k;
   GroupAxis group_axis = GroupAxis::m;
   int cluster_m = 1;         // CTAs of a cluster along M; they share (multicast) each B tile
+  // CTAs of a cluster along N (M-grouped, TMA-loaded A; not with cluster_m): they share (multicast)
+  // each A tile, so a scheduler unit stays tile_m rows high (a routed group's last rows spill into
+  // one more unit of 128 rows, not of 256) and A crosses L2 once per cluster.
+  int cluster_n = 1;
   int epilogue = 0;          // 0: direct 16-byte stores; 1: staged in shared memory, TMA bulk stores
   int epilogue_boxes = 0;    // TMA epilogue: the staging ring per warpgroup in 64x64 boxes; 0: one tile's
   KernelSchedule schedule = KernelSchedule::cooperative;
@@ -101,8 +105,14 @@ struct KernelConfig {
   // once to the promoted sum after the main loop.
   bool fp8_rowwise = false;
 
-  /// Rows of one scheduler unit: the cluster's CTAs take consecutive tiles of one group.
+  /// Rows and columns of one scheduler unit: the cluster's CTAs take adjacent tiles of one group.
   GEMMOPS_HD constexpr int unit_m() const { return tile_m * cluster_m; }
+  GEMMOPS_HD constexpr int unit_n() const { return tile_n * cluster_n; }
+  GEMMOPS_HD constexpr int cluster_size() const { return cluster_m * cluster_n; }
+  /// The first row of CTA `rank`'s tile in its scheduler unit (a cluster along N shares the rows).
+  GEMMOPS_HD constexpr int cta_row_offset(int rank) const { return cluster_m > 1 ? rank * tile_m : 0; }
+  /// Rows of A (K-major) or 64-row M atoms (M-major) each CTA loads and multicasts.
+  GEMMOPS_HD constexpr int a_rows_per_cta() const { return tile_m / cluster_n; }
   /// Rows of B (K-major) or 64-wide N atoms (N-major) each CTA loads and multicasts.
   GEMMOPS_HD constexpr int b_rows_per_cta() const { return tile_n / cluster_m; }
   /// Rows of one K-major B box: a CTA's share, or half the tile when the gated op loads B's gate and

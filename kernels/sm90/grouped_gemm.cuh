@@ -53,6 +53,15 @@ struct MainloopPart<C, true> {
 template <KernelConfig C>
 using MainloopOf = typename MainloopPart<C>::type;
 
+/// This CTA's tile of a scheduler unit: with a cluster along N, CTA r takes the unit's r-th column
+/// tile (one past N when N has an odd number of tiles: it loads its share of A for its peer,
+/// multiplies B's zero fill and stores nothing). Clusters along M offset the rows where they are read.
+template <KernelConfig C>
+__device__ __forceinline__ TileCoord cta_tile(TileCoord tc, uint32_t rank) {
+  if constexpr (C.cluster_n > 1) tc.col0 += static_cast<int>(rank) * C.tile_n;
+  return tc;
+}
+
 // ---------------------------------------------------------------- producer (one thread; gathered A: a warpgroup)
 /// The producer: one elected thread (TMA for A and B), or with a gathered operand all 128 threads
 /// of the producer warpgroup (`thread`). It walks the scheduler's tiles as the consumers do, and
@@ -61,7 +70,7 @@ template <KernelConfig C>
 __device__ __forceinline__ void produce(const GroupedGemmParams& p, SharedStorage<C>& s, uint32_t rank, int thread) {
   PipelineCursor<C.stages> ring;
   for (Tiles<C> it(p.scheduler, p.split_k.k_splits, s.table()); it.valid(); it.advance())
-    MainloopOf<C>::load_tile(p.mainloop, p.scheduler, s, it.current(), rank, thread, ring);
+    MainloopOf<C>::load_tile(p.mainloop, p.scheduler, s, cta_tile<C>(it.current(), rank), rank, thread, ring);
 }
 
 // ---------------------------------------------------------------- consumers (warpgroups 1..)
@@ -103,7 +112,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
   int ring_pos = 0;  // the TMA epilogue's place in this warpgroup's ring of staging boxes
   for (Tiles<C, kConsumersDivideFast<C>> it(p.scheduler, p.split_k.k_splits, s.table()); it.valid();
        it.advance(), ++nth) {
-    const TileCoord tc = it.current();
+    const TileCoord tc = cta_tile<C>(it.current(), rank);
     const int k_blocks = ML::k_blocks(tc);
     if constexpr (C.pingpong()) {
       if (nth % 2 != consumer) {  // the other warpgroup's tile
@@ -123,7 +132,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       }
     }
     // This warpgroup's rows of out and its first atom of the stages' A tiles.
-    const int row0 = tc.row0 + static_cast<int>(rank) * C.tile_m + (C.pingpong() ? 0 : C.warpgroup_rows() * consumer);
+    const int row0 = tc.row0 + C.cta_row_offset(static_cast<int>(rank)) + (C.pingpong() ? 0 : C.warpgroup_rows() * consumer);
     const int a_atom0 = C.pingpong() ? 0 : kAtoms * consumer;
     // Atoms whose 64 rows all lie past the group's end (the last tile of a group, or the second
     // CTA of a cluster) have nothing to compute or store; a warpgroup without live atoms only keeps
@@ -147,6 +156,9 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     // The tile's last stage, the one before the cursor, back to the producer.
     if (k_blocks > 0 && release_lane) ML::release(s, cur.stage == 0 ? C.stages - 1 : cur.stage - 1);
     if (live_atoms == 0) continue;
+    if constexpr (C.cluster_n > 1) {
+      if (tc.col0 >= p.scheduler.n) continue;  // the unit's second tile lies past N
+    }
     if constexpr (C.split_k) {  // only the tile's last unit stores
       if (p.split_k.k_splits > 1) {
         if (k_blocks == 0) {
@@ -198,6 +210,9 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
                 "tile_k is one 128-byte swizzle row: 64 16-bit elements or 128 e4m3");
   static_assert(C.ab != ElemType::fp32, "fp32 inputs have no wgmma path here");
   static_assert(C.cluster_m == 1 || C.cluster_m == 2, "clusters of 1 or 2 CTAs along M");
+  static_assert(C.cluster_n == 1 || (C.cluster_n == 2 && C.cluster_m == 1 && C.group_axis == GroupAxis::m &&
+                                     !C.gathers() && !C.split_k),
+                "clusters of 2 CTAs along N: M-grouped, A by TMA, no split-K, not with a cluster along M");
   static_assert(C.epilogue == 0 || C.out != ElemType::fp32, "the TMA epilogue stages 16-bit outputs");
   static_assert(C.a_major == AMajor::k || C.tile_m % 64 == 0, "M-major A loads whole 64-row atoms");
   static_assert(!C.split_k || C.group_axis == GroupAxis::m, "the K-grouped form never splits K");
@@ -225,18 +240,18 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
     for (int i = 0; i < C.stages; ++i) {
       // The producer's arrival with B's bytes, and with a gathered A the 128 copying threads' (.noinc).
       ptx::mbarrier_init(s.full(i), C.gathers() ? 1 + 128 : 1);
-      // Lane 0 of every consumer warp that reads the stage, in every CTA its B multicast reaches.
-      ptx::mbarrier_init(s.empty(i), (C.pingpong() ? 1 : C.consumers) * 4 * C.cluster_m);
+      // Lane 0 of every consumer warp that reads the stage, in every CTA its multicasts reach.
+      ptx::mbarrier_init(s.empty(i), (C.pingpong() ? 1 : C.consumers) * 4 * C.cluster_size());
     }
     ptx::mbarrier_init(s.turn(0), 4);  // lane 0 of each warp of the other warpgroup
     ptx::mbarrier_init(s.turn(1), 4);
     ptx::fence_barrier_init();
   }
-  build_scheduler_table<C.unit_m(), C.tile_n, C.group_axis>(p.scheduler, s.table());
+  build_scheduler_table<C.unit_m(), C.unit_n(), C.group_axis>(p.scheduler, s.table());
   __syncthreads();
-  const uint32_t rank = C.cluster_m > 1 ? ptx::cluster_ctarank() : 0;
+  const uint32_t rank = C.cluster_size() > 1 ? ptx::cluster_ctarank() : 0;
   // The peer's barriers must be initialised before its multicasts or arrivals can reach them.
-  if constexpr (C.cluster_m > 1) ptx::cluster_sync();
+  if constexpr (C.cluster_size() > 1) ptx::cluster_sync();
 
   // ---- roles: warpgroup 0 produces (one warp issues TMA), the others consume
   // setmaxnreg moves registers only within what the CTA was given at launch (its threads times the
@@ -270,7 +285,7 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
     if constexpr (C.epilogue == 1) TmaStoreEpilogue<C.out>::finish();
   }
   // No CTA may leave while a peer can still multicast into its shared memory or arrive on its barriers.
-  if constexpr (C.cluster_m > 1) ptx::cluster_sync();
+  if constexpr (C.cluster_size() > 1) ptx::cluster_sync();
 }
 
 }  // namespace gemmops::kernels::sm90

@@ -50,7 +50,8 @@ __device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, 
 // The scheduler's tiles, their k-blocks aligned as the loads need (kKBlockAlign), walked by the
 // producer and the consumers alike; kFastDivide: multiply-shift divisions (grouped_gemm.cuh).
 template <KernelConfig C, bool kFastDivide = false>
-using Tiles = TileIterator<C.unit_m(), C.tile_n, C.cluster_m, C.group_axis, kKBlockAlign<C>, C.split_k, kFastDivide>;
+using Tiles = TileIterator<C.unit_m(), C.unit_n(), C.cluster_size(), C.group_axis, kKBlockAlign<C>, C.split_k,
+                           kFastDivide>;
 
 /// The main loop of 16-bit operands (bf16, fp16): TMA (or the producer warpgroup's copies, for a
 /// gathered operand) fills a ring of 128-byte-swizzled stages, and k16 wgmmas read them. The
@@ -89,7 +90,7 @@ struct Mainloop {
   __device__ __forceinline__ static void load_tile(const MainloopParams& m, const SchedulerParams& sched,
                                                    SharedStorage<C>& s, const TileCoord& tc, uint32_t rank,
                                                    [[maybe_unused]] int thread, PipelineCursor<C.stages>& ring) {
-    const int a_row0 = tc.a_row0 + static_cast<int>(rank) * C.tile_m;
+    const int a_row0 = tc.a_row0 + C.cta_row_offset(static_cast<int>(rank));
     const int k_blocks = k_blocks_of(tc);
     [[maybe_unused]] GatheredRows<C> gathered;  // the tile's row indices, read once
     if constexpr (gathers_rows()) {
@@ -143,7 +144,9 @@ struct Mainloop {
         ptx::mbarrier_arrive_expect_tx(bar, C.stage_bytes());
         // (Written out, not load_a: through it the 24-register producer of the 128x192 ping-pong
         // spilled 4 bytes with A M-major.)
-        if constexpr (C.a_major == AMajor::k) {
+        if constexpr (C.cluster_n > 1) {
+          load_a_multicast<C>(m, a_dst, k0, a_row0, bar, rank);
+        } else if constexpr (C.a_major == AMajor::k) {
           ptx::tma_load_2d(a_dst, &m.map_a, k0, a_row0, bar);
         } else {
 #pragma unroll
@@ -185,13 +188,13 @@ struct Mainloop {
   }
 
   /// Hands `stage` back to the producer: it is free again once the consumers of every CTA that
-  /// receives its B multicast are done with it (one arrival per consumer warp and CTA).
+  /// receives its A or B multicast are done with it (one arrival per consumer warp and CTA).
   __device__ __forceinline__ static void release(SharedStorage<C>& s, int stage) {
-    if constexpr (C.cluster_m == 1) {
+    if constexpr (C.cluster_size() == 1) {
       ptx::mbarrier_arrive(s.empty(stage));
     } else {
 #pragma unroll
-      for (int c = 0; c < C.cluster_m; ++c) ptx::mbarrier_arrive_cluster(ptx::map_to_rank(s.empty(stage), c));
+      for (int c = 0; c < C.cluster_size(); ++c) ptx::mbarrier_arrive_cluster(ptx::map_to_rank(s.empty(stage), c));
     }
   }
 

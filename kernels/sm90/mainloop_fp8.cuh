@@ -54,6 +54,7 @@ struct Fp8Mainloop {
   static constexpr bool kRowwise = C.fp8_rowwise;
   static_assert(C.group_axis == GroupAxis::m && !C.split_k && C.op.identity() && !C.gathers() && C.cluster_m <= 2,
                 "fp8: M-grouped, no split-K, no epilogue op, no gather, clusters of one or two CTAs");
+  static_assert(C.cluster_n == 1, "fp8: clusters along M only");
   static_assert(!(C.fp8_rowwise && C.cluster_m > 1), "fp8: rowwise scales on one CTA only (2 CTAs spill 4 bytes)");
 
   static constexpr int kAtoms = C.m_atoms();
@@ -119,7 +120,7 @@ struct Fp8Mainloop {
     // 192-wide over 2 CTAs: the rank read again here, not kept across the walk, or the producer's
     // 24 registers (beside consumers of 192 accumulators) spill 4 bytes per tile.
     if constexpr (C.tile_n == 192 && C.cluster_m > 1) rank = ptx::cluster_ctarank();
-    const int a_row0 = tc.a_row0 + static_cast<int>(rank) * C.tile_m;
+    const int a_row0 = tc.a_row0 + C.cta_row_offset(static_cast<int>(rank));
     const int blocks = k_blocks(tc);
     for (int kb = 0; kb < blocks; ++kb) load_k_block(m, sched, s, tc, a_row0, kb, ring, rank);
   }

@@ -20,7 +20,7 @@ namespace gemmops::kernels::sm90 {
 template <KernelConfig C>
 __device__ __forceinline__ int split_k_slot(const TileCoord& tc, unsigned rank, int consumer) {
   constexpr int kParts = C.pingpong() ? 1 : C.consumers;
-  return (tc.tile * C.cluster_m + static_cast<int>(rank)) * kParts + (C.pingpong() ? 0 : consumer);
+  return (tc.tile * C.cluster_size() + static_cast<int>(rank)) * kParts + (C.pingpong() ? 0 : consumer);
 }
 
 /// Returns true when this unit holds the tile's whole sum in `acc` and must store it; false when

@@ -108,6 +108,24 @@ __device__ __forceinline__ void load_a(const MainloopParams& m, uint8_t* a_dst, 
   }
 }
 
+/// One stage's A tile shared by a cluster along N: each CTA loads its share of the rows (K-major:
+/// one box of tile_m / cluster_n rows; M-major: every cluster_n-th 64-row atom) and multicasts it to
+/// the cluster, whose CTAs work on the same rows and adjacent column tiles.
+template <KernelConfig C>
+__device__ __forceinline__ void load_a_multicast(const MainloopParams& m, uint8_t* a_dst, int k0, int a_row0,
+                                                 uint64_t* bar, uint32_t rank) {
+  static_assert(C.cluster_n == 2 && C.cluster_m == 1, "A is shared along N by two CTAs");
+  constexpr ::cuda::std::uint16_t kMask = (1u << C.cluster_n) - 1;
+  if constexpr (C.a_major == AMajor::k) {
+    const int r0 = static_cast<int>(rank) * C.a_rows_per_cta();
+    ptx::tma_load_2d_multicast(a_dst + r0 * C.k_row_bytes(), &m.map_a, k0, a_row0 + r0, bar, kMask);
+  } else {
+#pragma unroll
+    for (int j = static_cast<int>(rank); j < C.tile_m / 64; j += C.cluster_n)
+      ptx::tma_load_2d_multicast(a_dst + j * 64 * C.k_row_bytes(), &m.map_a, a_row0 + 64 * j, k0, bar, kMask);
+  }
+}
+
 /// A K-grouped stage with gathered operands (gather_k.cuh), by the producer warpgroup's `thread`,
 /// whose k-rows' indices (`rows`) were read a k-block ahead: once the slot is free, thread 0 loads
 /// the operand that is not gathered by TMA (arriving with its bytes), and every thread copies its

@@ -193,14 +193,14 @@ __device__ void build_scheduler_table(const SchedulerParams& p, SchedulerTable t
 }
 
 /// Walks this CTA's scheduler units: cluster c of C takes unit c of every round of C units (kTileM
-/// is the unit's height: the rows of all CTAs of a cluster); K-grouped, unit C - 1 - c of odd
+/// and kTileN are the unit's height and width: the rows or columns of all CTAs of a cluster); K-grouped, unit C - 1 - c of odd
 /// rounds. Units come in increasing order, so the group cursor only moves forward. Every CTA of a cluster walks the same units. With split-K (M-grouped), a
 /// tile is k_splits consecutive units, each summing a contiguous range of K's 64-wide blocks; the
 /// last one, which waits for the others, always has the highest number, so every unit waits only
 /// on units before it and a grid of co-resident CTAs cannot deadlock.
 /// kFastDivide: the per-tile divisions as multiply-shifts (A/B in bench/NOTES.md v14: 0.3-0.8% faster
 /// on cooperative kernels, 0.6-2% slower on ping-pong and small-M ones, up to 8% on one short-K row).
-template <int kTileM, int kTileN, int kClusterM, GroupAxis kAxis, int kKAlign = 1, bool kSplitK = false,
+template <int kTileM, int kTileN, int kClusterSize, GroupAxis kAxis, int kKAlign = 1, bool kSplitK = false,
           bool kFastDivide = false>
 struct TileIterator {
   SchedulerTable table;
@@ -234,7 +234,7 @@ struct TileIterator {
         total_units(kAxis == GroupAxis::k ? p.groups * group_tiles
                                           : (table_groups(p) > 0 ? t.tile_end[table_groups(p) - 1] : 0) * splits),
         by_band_span(band * n_tiles), by_band(band), by_group_tiles(group_tiles), by_splits(splits),
-        slot(blockIdx.x / kClusterM), snake(kAxis == GroupAxis::k && p.k_walk_longest_first != 0), unit(slot) {}
+        slot(blockIdx.x / kClusterSize), snake(kAxis == GroupAxis::k && p.k_walk_longest_first != 0), unit(slot) {}
 
   __device__ bool valid() const { return unit < total_units; }
 
@@ -291,7 +291,7 @@ struct TileIterator {
   }
 
   __device__ void advance() {
-    const int clusters = gridDim.x / kClusterM;
+    const int clusters = gridDim.x / kClusterSize;
     ++round;
     unit = round * clusters + (snake && (round & 1) ? clusters - 1 - slot : slot);
   }

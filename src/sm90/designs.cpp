@@ -11,6 +11,14 @@ constexpr Design tile(int m, int n, int stages, Schedule s, int cluster_m = 1, E
                 .schedule = s, .epilogue = e, .epilogue_boxes = epilogue_boxes};
 }
 
+// Two CTAs along N sharing A (kernels/sm90/config.cuh's cluster_n).
+constexpr Design tile_pair_along_n(int m, int n, int stages, Schedule s, Epilogue e = Epilogue::store,
+                                   int epilogue_boxes = 0) {
+  Design d = tile(m, n, stages, s, 1, e, epilogue_boxes);
+  d.cluster_n = 2;
+  return d;
+}
+
 // Stages fill the ~227 KiB of shared memory a Hopper block may use, leaving room for the
 // scheduler's per-group table (12 bytes a group). The calibrations ({main-loop efficiency,
 // bandwidth efficiency, per-tile overhead us, K-grouped time scale}) are fitted to an H200 sweep of
@@ -140,6 +148,26 @@ const Sm90Design kDesigns[] = {
      .calibration = {.mainloop_efficiency = 0.90, .bandwidth_efficiency = 0.85,
                      .tile_overhead_us = 1.8, .k_grouped_time_scale = 1.08},
      .trial = true},
+    // Clusters along N (QuACK's (1, 2)): the two CTAs share A's tile by multicast and take adjacent
+    // column tiles, so a scheduler unit stays 128 rows high. Routed groups end in a partial unit
+    // about half the time, and its cost grows with the unit's height (bench/NOTES.md v26): these
+    // are for the MoE step's pieces whose A is read by TMA (down projection, up projection's dgrad).
+    {.design = tile_pair_along_n(128, 256, 4, Schedule::cooperative),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.93, .bandwidth_efficiency = 0.80,
+                     .tile_overhead_us = 0.0},
+     .trial = true},
+    {.design = tile_pair_along_n(128, 256, 4, Schedule::cooperative, Epilogue::tma_store, 2),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.96, .bandwidth_efficiency = 0.75,
+                     .tile_overhead_us = 0.3},
+     .trial = true},
+    {.design = tile_pair_along_n(128, 128, 6, Schedule::pingpong),
+     .consumers = 2,
+     .calibration = {.mainloop_efficiency = 0.95, .bandwidth_efficiency = 0.85,
+                     .tile_overhead_us = 1.8},
+     .trial = true},
+    // (128x192 ping-pong along N spilled 4 bytes with B N-major, as its twin along M does.)
     // Decode: groups of a few rows, weight-bandwidth bound.
     {.design = tile(64, 128, 8, Schedule::small_m),
      .consumers = 1,

@@ -34,16 +34,17 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   }
   c.kinds = {OperationKind::grouped_m, OperationKind::gemm, OperationKind::batched_gemm};
   // Consumers of 192 accumulators a thread leave the producer 24 registers (grouped_gemm.cuh), too
-  // few for the K-grouped walk (its producer spilled): such a design serves the M-grouped forms only.
-  if (!make_kernel_config(d, ab, out, Major::k, Major::k, false).wide_accumulators())
-    c.kinds.push_back(OperationKind::grouped_k);
+  // few for the K-grouped walk (its producer spilled): such a design serves the M-grouped forms only,
+  // as does one with a cluster along N (kernel_config.hpp: cluster_n_refusal).
+  const KernelConfig forward = make_kernel_config(d, ab, out, Major::k, Major::k, false);
+  if (!forward.wide_accumulators() && forward.cluster_n == 1) c.kinds.push_back(OperationKind::grouped_k);
   c.kinds.push_back(OperationKind::grouped_m_masked);
   c.aligned_groups = true;  // the scheduler places aligned and masked groups (tile_scheduler.cuh)
   // The aligned layout, a gathered A and operands gathered along K passed the GPU suite and
   // memcheck on an H100 (2026-12-06, third call): offered. The plan refuses what they do not serve
   // (kernel_config.cpp, kernel_problem.cpp).
-  c.a_row_index = true;
-  c.a_k_index = c.b_k_index = true;
+  c.a_row_index = forward.cluster_n == 1;  // (a cluster along N shares A by TMA multicast)
+  c.a_k_index = c.b_k_index = forward.cluster_n == 1;
   c.a_dtypes = {ab};
   c.b_dtypes = {ab};
   c.out_dtypes = {out};

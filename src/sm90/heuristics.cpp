@@ -165,9 +165,11 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const Machi
     }
   }
   const double m_tiles = m_units * t.cluster_m;
-  const double n_tiles = std::ceil(double(p.n) / t.tile_n);
+  // A cluster along N takes cluster_n adjacent column tiles (the last unit's second may lie past N).
+  const int cluster_size = t.cluster_m * t.cluster_n;
+  const double n_tiles = std::ceil(double(p.n) / (t.tile_n * t.cluster_n)) * t.cluster_n;
   // Split-K: each tile is `splits` units over 1/splits of K; the last adds the others' fp32 partials.
-  const double waves = std::ceil(m_tiles * n_tiles * splits / (std::floor(model.sms / t.cluster_m) * t.cluster_m));
+  const double waves = std::ceil(m_tiles * n_tiles * splits / (std::floor(model.sms / cluster_size) * cluster_size));
   // K-grouped: a group's partial last k-block costs its 16-wide slices (the even estimate's half a
   // block was fitted with the calibrations); an empty group's tiles only store.
   std::vector<double> group_k_blocks;
@@ -223,13 +225,13 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const Machi
   double busiest_us = waves * (tile_us + unit_fixed_us);
   if (!group_k_blocks.empty()) {  // skewed K: tiles differ, so the busiest CTA sets the time, not the waves
     const double dealt = k_grouped_makespan_us(group_k_blocks, m_units_per_group * n_tiles,
-                                               static_cast<int>(std::floor(model.sms / t.cluster_m)), unit_fixed_us,
+                                               static_cast<int>(std::floor(model.sms / cluster_size)), unit_fixed_us,
                                                k_block_us);
     if (dealt >= 0) busiest_us = dealt;
   }
   const double compute_us = busiest_us + (pingpong ? epilogue_us : 0.0);
   // DRAM: every operand once (the raster keeps a group's B in L2 while its M tiles pass). L2: A once
-  // per N tile, B once per M unit (a cluster's multicast serves all its CTAs), out once.
+  // per N unit, B once per M unit (a cluster's multicast serves all its CTAs), out once.
   const double out_bytes = double(p.out_rows) * double(p.n) * epilogue_esize;
   const double dram_us = (a_dram_bytes + b_bytes + out_bytes) / (model.dram_bandwidth * cal.bandwidth_efficiency) * 1e6;
   const double b_tile_reads = double(p.k) * double(p.n) * esize * (k_grouped ? m_units_per_group : m_tiles / t.cluster_m);
@@ -243,7 +245,7 @@ double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const Machi
                                                                : 1.0;
   const double b_l2_cost = misaligned(p.b_major, p.b_n_stride) ? model.misaligned_row_l2_cost : 1.0;
   const double l2_us =
-      (a_bytes * n_tiles * a_l2_cost + b_tile_reads * b_l2_cost + out_bytes) / model.l2_bandwidth * 1e6;
+      (a_bytes * (n_tiles / t.cluster_n) * a_l2_cost + b_tile_reads * b_l2_cost + out_bytes) / model.l2_bandwidth * 1e6;
   // More groups than the design's scheduler table holds run as several launches (group_chunks.hpp),
   // each paying the launch, table and pipeline fill: a design with little room for the table
   // (the _ring2 designs: 164 groups) then yields to one with more.

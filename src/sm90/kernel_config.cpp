@@ -60,6 +60,7 @@ KernelConfig make_kernel_config(const Sm90Design& d, DType ab, DType out, Major 
   c.b_major = b_major == Major::k ? kernels::sm90::BMajor::k : kernels::sm90::BMajor::n;
   c.group_axis = k_grouped ? kernels::sm90::GroupAxis::k : kernels::sm90::GroupAxis::m;
   c.cluster_m = d.design.cluster_m;
+  c.cluster_n = d.design.cluster_n;
   c.epilogue = d.design.epilogue == Epilogue::tma_store ? 1 : 0;
   c.epilogue_boxes = c.epilogue == 1 ? d.design.epilogue_boxes : 0;
   c.schedule = d.design.schedule == Schedule::pingpong ? kernels::sm90::KernelSchedule::pingpong
@@ -82,6 +83,10 @@ std::string gather_a_refusal(const KernelConfig& c) {
   if (c.a_major != kernels::sm90::AMajor::k)
     return "a_row_index: sm90 kernels gather rows of a K-major A only (each row's K contiguous, copied 16 bytes at a time)";
   if (c.split_k) return "a_row_index: sm90 kernels do not split K with a gathered A";
+  // A cluster along N shares A by TMA multicast; gathered rows are copied by each CTA for itself.
+  if (c.cluster_n > 1)
+    return "a_row_index: sm90 kernels gather A's rows without a cluster along N only; this design shares A across " +
+           std::to_string(c.cluster_n) + " CTAs along N";
   return "";
 }
 
@@ -103,6 +108,15 @@ std::string gather_k_refusal(const KernelConfig& c) {
   if (c.gather_b && c.cluster_m > 1)
     return "b_k_index: sm90 kernels gather B without a cluster only; this design's cluster is " +
            std::to_string(c.cluster_m) + " CTAs";
+  return "";
+}
+
+std::string cluster_n_refusal(const KernelConfig& c) {
+  if (c.cluster_n == 1) return "";
+  const std::string design = "this design shares A across " + std::to_string(c.cluster_n) + " CTAs along N";
+  if (c.group_axis != kernels::sm90::GroupAxis::m)
+    return "offsets: the K-grouped form runs on designs without a cluster along N; " + design;
+  if (c.ab == kernels::sm90::ElemType::e4m3) return "A: fp8 runs on designs without a cluster along N; " + design;
   return "";
 }
 
@@ -157,6 +171,7 @@ std::string instantiation_text(const KernelConfig& c) {
   s += ", .b_major = " + ns + (c.b_major == kernels::sm90::BMajor::k ? "BMajor::k" : "BMajor::n");
   s += ", .group_axis = " + ns + (c.group_axis == kernels::sm90::GroupAxis::m ? "GroupAxis::m" : "GroupAxis::k");
   s += ", .cluster_m = " + std::to_string(c.cluster_m);
+  if (c.cluster_n != 1) s += ", .cluster_n = " + std::to_string(c.cluster_n);  // (other kernels keep their text)
   s += ", .epilogue = " + std::to_string(c.epilogue);
   if (c.epilogue_boxes != 0) s += ", .epilogue_boxes = " + std::to_string(c.epilogue_boxes);
   s += ", .schedule = " + ns +

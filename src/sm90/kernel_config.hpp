@@ -43,9 +43,13 @@ std::string instantiation_text(const KernelConfig& c);
 /// an epilogue op and without wide accumulators (the fix-up spills beside 192 a thread), and not
 /// with a gathered A (its consumers keep 224 registers, and it has not been tried beside the fix-up),
 /// and not for fp8 operands (the fp8 main loop has no split-K yet).
+/// Why a design with a cluster along N cannot serve the config's form ("" if it can): the
+/// K-grouped form and the fp8 main loop have no such kernels (a gathered A: gather_a_refusal).
+std::string cluster_n_refusal(const KernelConfig& c);
+
 inline bool has_split_k_twin(const KernelConfig& c) {
   return c.group_axis == kernels::sm90::GroupAxis::m && c.op.identity() && !c.wide_accumulators() && !c.gathers() &&
-         c.ab != kernels::sm90::ElemType::e4m3;
+         c.ab != kernels::sm90::ElemType::e4m3 && c.cluster_n == 1;
 }
 
 }  // namespace gemmops::sm90

@@ -67,7 +67,7 @@ int64_t map_extent(const TensorDesc& t, int64_t extent) { return t.numel() > 0 ?
 // once, so they share A rows and B columns in L2 (a whole wave of one row of units would stream
 // all of a wide B from DRAM for every M unit).
 int raster_band(const KernelConfig& c, int64_t concurrent_units) {
-  const double unit_cols = double(c.tile_n), unit_rows = double(c.unit_m());
+  const double unit_cols = double(c.unit_n()), unit_rows = double(c.unit_m());
   const int band = static_cast<int>(std::lround(std::sqrt(double(concurrent_units) * unit_cols / unit_rows)));
   return std::max(1, band);
 }
@@ -77,13 +77,13 @@ std::size_t split_k_flag_bytes(int64_t slots) { return (static_cast<std::size_t>
 
 int64_t split_k_slots(const KernelProblem& p, const KernelConfig& c) {
   const int64_t parts = c.pingpong() ? 1 : c.consumers;  // warpgroups that own rows of one tile
-  return max_scheduler_units(p, c) * c.cluster_m * parts;
+  return max_scheduler_units(p, c) * c.cluster_size() * parts;
 }
 
 }  // namespace
 
 int64_t max_scheduler_units(const KernelProblem& p, const KernelConfig& c) {
-  const int64_t n_tiles = (p.n + c.tile_n - 1) / c.tile_n;
+  const int64_t n_tiles = (p.n + c.unit_n() - 1) / c.unit_n();  // (units of N)
   const int64_t m_units_of_rows = (p.rows + c.unit_m() - 1) / c.unit_m();
   // The zero tail (rows past the last group) is one more group that may start mid-unit.
   const int64_t m_units_bound =
@@ -127,8 +127,9 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
     const int64_t inner = map_extent(*p.a, k_major ? p.k : p.rows), outer = map_extent(*p.a, k_major ? p.rows : p.k);
     const uint64_t dims[2] = {at_least_one(inner), at_least_one(outer)};
     const uint64_t strides[1] = {stride_bytes(p.a_stride, outer, esize)};
+    // (A cluster along N: each CTA loads its share of a K-major tile's rows, multicast to the others.)
     const uint32_t box[2] = {static_cast<uint32_t>(k_major ? c.tile_k : 64),
-                             static_cast<uint32_t>(k_major ? c.tile_m : c.tile_k)};
+                             static_cast<uint32_t>(k_major ? c.a_rows_per_cta() : c.tile_k)};
     GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, type, 2, map_address(*p.a, p), dims, strides, box,
                                                                CU_TENSOR_MAP_SWIZZLE_128B));
     store_map(m, &params.mainloop.map_a);
@@ -244,14 +245,14 @@ Result<LaunchShape> prepare_launch(const KernelProblem& p, const KernelConfig& c
     // Persistent grid: at most one CTA per SM, and no more scheduler units than there can be. A
     // unit is one tile per CTA of a cluster (one part of K of it with split-K).
     const int64_t units_bound = max_scheduler_units(chunk_problem(p, chunk), c) * std::max(1, splits);
-    int64_t resident = std::max<int64_t>(1, sms / c.cluster_m);
-    if (c.cluster_m > 1) {
+    int64_t resident = std::max<int64_t>(1, sms / c.cluster_size());
+    if (c.cluster_size() > 1) {
       // A cluster that cannot be resident with the others would run after them: a whole extra wave.
       cuda::LaunchConfig lc;
-      lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
+      lc.cluster[0] = static_cast<unsigned>(c.cluster_size());
       lc.block[0] = static_cast<unsigned>(c.threads());
       lc.smem_bytes = launch.smem_bytes;
-      lc.grid[0] = static_cast<unsigned>(resident * c.cluster_m);
+      lc.grid[0] = static_cast<unsigned>(resident * c.cluster_size());
       GEMMOPS_ASSIGN_OR_RETURN(int active, cuda::max_active_clusters(*api, shape.fn, lc));
       if (active > 0) resident = std::min<int64_t>(resident, active);
     }
@@ -288,10 +289,10 @@ Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const Launc
       GEMMOPS_CU(*api, cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(params.split_k.split_flags), 0,
                  split_k_flag_bytes(split_k_slot_count), static_cast<CUstream>(stream));
     cuda::LaunchConfig lc;
-    lc.cluster[0] = static_cast<unsigned>(c.cluster_m);
+    lc.cluster[0] = static_cast<unsigned>(c.cluster_size());
     lc.block[0] = static_cast<unsigned>(c.threads());
     lc.smem_bytes = launch.smem_bytes;
-    lc.grid[0] = static_cast<unsigned>(launch.clusters * c.cluster_m);
+    lc.grid[0] = static_cast<unsigned>(launch.clusters * c.cluster_size());
     params.scheduler.raster_band = band.value_or(launch.raster_band);
     lc.stream = static_cast<CUstream>(stream);
     void* kernel_args[] = {&params};

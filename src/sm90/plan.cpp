@@ -40,6 +40,10 @@ Sm90Plan::Sm90Plan(const Arguments& args, const Sm90Design& design, DType ab, DT
                           design.design.to_string() + " is a 2-CTA cluster (its rowwise kernel would spill)");
     return;
   }
+  if (const std::string why = cluster_n_refusal(config_); !why.empty()) {
+    status_ = unsupported(why);
+    return;
+  }
   if (problem_.out_m_major && config_.epilogue != 1) {
     status_ = unsupported("out: an M-major K-grouped out is stored by the TMA epilogue (each box transposed); design " +
                           design.design.to_string() + " stores directly: its _tma twins serve it");

@@ -44,6 +44,7 @@ sm90::KernelConfig gathered_k(const Sm90Design& d, Gathered g) {
 std::vector<GatherKCase> cases() {
   std::vector<GatherKCase> out;
   for (const Sm90Design& d : sm90::sm90_designs()) {
+    if (d.design.cluster_n > 1) continue;  // no K-grouped form (sm90::cluster_n_refusal)
     for (Gathered g : {Gathered::a, Gathered::b, Gathered::both}) {
       if (!sm90::gather_k_refusal(gathered_k(d, g)).empty()) continue;
       const std::string label = testing::test_label(d.design.to_string() + (g == Gathered::a ? "_a" : g == Gathered::b ? "_b" : "_ab"));
@@ -72,6 +73,7 @@ INSTANTIATE_TEST_SUITE_P(Sm90, Sm90GatherKCompile, ::testing::ValuesIn(cases()),
 TEST(Sm90GatherKSupport, every_k_grouped_design_gathers_a_and_designs_without_a_cluster_gather_b) {
   int a = 0, b = 0;
   for (const Sm90Design& d : sm90::sm90_designs()) {
+    if (d.design.cluster_n > 1) continue;  // no K-grouped form (sm90::cluster_n_refusal)
     const sm90::KernelConfig c = gathered_k(d, Gathered::a);
     const std::string why_a = sm90::gather_k_refusal(c), why_b = sm90::gather_k_refusal(gathered_k(d, Gathered::b));
     EXPECT_EQ(why_a.empty(), !c.wide_accumulators()) << d.design.to_string() << ": " << why_a;

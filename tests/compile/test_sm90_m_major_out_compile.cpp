@@ -39,7 +39,8 @@ std::vector<MMajorCase> cases() {
   std::vector<MMajorCase> out;
   for (const Sm90Design& d : sm90::sm90_designs()) {
     const sm90::KernelConfig c = m_major(d, false);
-    if (c.epilogue != 1 || c.wide_accumulators()) continue;  // the TMA store; designs serving K-grouped
+    // The TMA store; designs serving K-grouped.
+    if (c.epilogue != 1 || c.wide_accumulators() || !sm90::cluster_n_refusal(c).empty()) continue;
     out.push_back({&d, false, testing::test_label(d.design.to_string())});
     if (sm90::gather_k_refusal(m_major(d, true)).empty())
       out.push_back({&d, true, testing::test_label(d.design.to_string() + "_gathered_a")});

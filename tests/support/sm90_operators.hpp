@@ -37,6 +37,12 @@ inline bool serves(const Operator& op, OperationKind kind) {
   return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
 }
 
+/// The designs that serve no K-grouped form: 192 accumulators a consumer thread (128x192, 192x128:
+/// the producer's 24 registers) or a cluster along N (its kernels are M-grouped only).
+inline bool design_serves_m_grouped_only(const Design& d) {
+  return d.tile_m * d.tile_n == 128 * 192 || d.cluster_n > 1;
+}
+
 /// One operator per design and output path: bf16 -> bf16 (the 16-bit stores, direct or TMA) and
 /// bf16 -> fp32 (the fp32 direct store). The other dtype pairs differ from these only in the MMA's
 /// input type and the 16-bit packing, which matches_the_float64_reference covers on every operator:

@@ -167,6 +167,8 @@ TEST(RowIndexSupport, operators_that_do_not_gather_refuse_it_and_sm90_serves_it)
       ++served;
     } else if (s.message().find("to gather A's rows") != std::string::npos) {
       ++refused_wide;
+    } else if (op->metadata().design.cluster_n > 1 && s.message().find("does not gather A's rows") != std::string::npos) {
+      continue;  // a cluster along N shares A by TMA multicast: its metadata says it gathers nothing
     } else {
       ADD_FAILURE() << op->name() << ": " << s.message();
     }
