@@ -88,6 +88,8 @@ if [ -x "$gpu_bin" ]; then
     filter+="*Sm90EpilogueTest*bf16_f32acc_128x256x64_c2x1_s4_coop_tma_ring2*:*Sm90EpilogueTest*bf16_f32acc_64x256x64_c1x1_s5_pingpong*:"
     filter+="*just_past_the_table*bf16_f32acc_128x128x64_c1x1_s6_pingpong:*split_k_matches*/sm90a_grouped_gemm_bf16_f32acc_128x256x64_c2x1_s4_coop_tma_ring2:"
     filter+="*matches_the_float64*/sm90a_grouped_gemm_bf16_f32acc_256x128x64_c2x1_s4_coop:SimtOperators.every_form*:SimtOperators.malformed*:"
+    # A cluster along N (trial): A multicast, a unit's second column tile past N.
+    filter+="*matches_the_float64*/sm90a_grouped_gemm_bf16_f32acc_128x128x64_c1x2_s6_pingpong:"
     # The MoE step's parts: the gathered A (2-CTA cooperative), the epilogue's second operands
     # (ping-pong, every activation and layout) and the gather-reduce kernel.
     filter+="Sm90/Sm90GatheredATest.*/sm90a_grouped_gemm_bf16_f32acc_128x128x64_c2x1_s6_coop:"
