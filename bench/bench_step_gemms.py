@@ -123,7 +123,8 @@ def main(argv=None):
                     help="run each piece's first pick (a twin: the piece's own where it serves the twin) twice (compile, "
                          "then once more) and time nothing: a run for a profiler to wrap (e.g. ncu)")
     ap.add_argument("--design", default="", help="only the candidates whose name contains this (e.g. 128x128x64_c1x1_s6_pingpong)")
-    ap.add_argument("--top", type=int, default=0, help="time only each piece's first N candidates (default: all)")
+    ap.add_argument("--top", type=int, default=0,
+                    help="time only each piece's first N candidates and its trial designs (default: all)")
     ap.add_argument("--ab-defines", default="",
                     help="kernel A/B in one process: time each piece's pick compiled as it is and compiled with these "
                          "GEMMOPS_KERNEL_DEFINES (e.g. GEMMOPS_AB_BASELINE), round-robin, instead of every candidate")
@@ -147,8 +148,8 @@ def main(argv=None):
             candidates = core.get_operators(args)
             if a.design:
                 candidates = [o for o in candidates if a.design in o.name]
-            if a.top > 0:
-                candidates = candidates[:a.top]
+            if a.top > 0:  # the first N, and every trial design (ranked last until a sweep fits them)
+                candidates = candidates[:a.top] + [o for o in candidates[a.top:] if o.metadata["trial"]]
             if " | " in piece:  # a twin: the real piece's pick only, where it serves the twin
                 real = picks.get(piece.split(" | ")[0])
                 same = [o for o in candidates if o.name == real]
