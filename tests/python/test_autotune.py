@@ -55,8 +55,9 @@ def test_autotune_refuses_bad_counts_and_candidates():
 
 
 class FakeOp:
-    def __init__(self, name):
+    def __init__(self, name, trial=False):
         self.name = name
+        self.metadata = {"trial": trial}
 
 
 class FakeStatus:
@@ -89,6 +90,28 @@ def test_the_step_pieces_take_the_ranking_first_unless_autotune_is_asked(monkeyp
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
     assert _fused._chosen_operator(None, ranked, 0).name == "first"
     assert len(calls) == 1
+
+
+@pytest.mark.torch
+def test_autotune_times_the_trial_designs_past_the_first_few_only_when_trials_are_asked(monkeypatch):
+    ranked = [FakeOp(f"op{i}") for i in range(_fused.AUTOTUNE_CANDIDATES + 2)] + [FakeOp("trial", trial=True)]
+    timed = []
+
+    def fake_autotune(args, candidates, **kw):
+        timed.append([op.name for op in candidates])
+        return [(op, 1.0, FakeStatus(True)) for op in reversed(candidates)]
+
+    monkeypatch.setattr(_fused._core, "autotune", fake_autotune)
+    monkeypatch.setattr(_fused, "_splits_k", lambda args, op: False)
+    monkeypatch.setattr(_fused, "_raw_stream", lambda device: 0)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    monkeypatch.setenv("GEMMOPS_AUTOTUNE", "1")
+    monkeypatch.delenv("GEMMOPS_TRIAL_DESIGNS", raising=False)
+    first_few = [f"op{i}" for i in range(_fused.AUTOTUNE_CANDIDATES)]
+    assert _fused._chosen_operator(None, ranked, 0).name == first_few[-1]
+    monkeypatch.setenv("GEMMOPS_TRIAL_DESIGNS", "1")
+    assert _fused._chosen_operator(None, ranked, 0).name == "trial"
+    assert timed == [first_few, first_few + ["trial"]]
 
 
 @pytest.mark.torch

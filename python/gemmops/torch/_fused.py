@@ -67,7 +67,7 @@ def _layout(t: Optional[torch.Tensor]) -> Optional[tuple]:
 
 
 # GEMMOPS_AUTOTUNE=1: each piece's operator is chosen by timing the ranking's first AUTOTUNE_CANDIDATES
-# on the piece's first call (its real arguments: the runs write only its outputs, which the planned
+# (and with GEMMOPS_TRIAL_DESIGNS=1 every trial design, which the ranking puts last) on the piece's first call (its real arguments: the runs write only its outputs, which the planned
 # run then writes again), as SonicMoE's autotuned configurations are; otherwise the ranking's first.
 # The choice is kept per layout, as the plan is. (The ranking's machine model has no term for a
 # gathered producer: on an H100 the up projection's 2-CTA twin of its pick ran 18% faster.)
@@ -83,6 +83,10 @@ def _splits_k(args, op) -> bool:
     return _core.make_plan(args, operator=op).workspace_size > 0
 
 
+def _is_trial(op) -> bool:
+    return bool(op.metadata.get("trial", False))
+
+
 def _chosen_operator(args, ops, device: int):
     """The ranking's first, or with GEMMOPS_AUTOTUNE the fastest of its first few on args (never while
     a CUDA graph is being captured: timing synchronises). Timing may pick another candidate next run,
@@ -91,6 +95,8 @@ def _chosen_operator(args, ops, device: int):
     if not _autotuning() or device < 0 or len(ops) < 2 or torch.cuda.is_current_stream_capturing():
         return ops[0]
     candidates = ops[:AUTOTUNE_CANDIDATES]
+    if switched_on("GEMMOPS_TRIAL_DESIGNS"):  # trials rank last until a sweep fits them: time them too
+        candidates += [op for op in ops[AUTOTUNE_CANDIDATES:] if _is_trial(op)]
     if _splits_k(args, candidates[0]):
         return ops[0]
     candidates = [candidates[0]] + [op for op in candidates[1:] if not _splits_k(args, op)]
