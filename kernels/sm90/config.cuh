@@ -109,6 +109,17 @@ struct KernelConfig {
   GEMMOPS_HD constexpr int unit_m() const { return tile_m * cluster_m; }
   GEMMOPS_HD constexpr int unit_n() const { return tile_n * cluster_n; }
   GEMMOPS_HD constexpr int cluster_size() const { return cluster_m * cluster_n; }
+  /// GEMMOPS_PAIR_LAST_UNIT (a kernel define for A/B timing; not yet run on a GPU): a 2-CTA cluster
+  /// along M takes a group's last unit, where one CTA's rows cover what is left of the group, as two
+  /// column tiles side by side (tile_scheduler.cuh, group_units) instead of a tile of rows past the
+  /// group for its second CTA. 16-bit M-grouped kernels without split-K.
+  GEMMOPS_HD constexpr bool pairs_last_unit() const {
+#ifdef GEMMOPS_PAIR_LAST_UNIT
+    return cluster_m == 2 && group_axis == GroupAxis::m && !split_k && ab != ElemType::e4m3;
+#else
+    return false;
+#endif
+  }
   /// The first row of CTA `rank`'s tile in its scheduler unit (a cluster along N shares the rows).
   GEMMOPS_HD constexpr int cta_row_offset(int rank) const { return cluster_m > 1 ? rank * tile_m : 0; }
   /// Rows of A (K-major) or 64-row M atoms (M-major) each CTA loads and multicasts.

@@ -59,6 +59,9 @@ using MainloopOf = typename MainloopPart<C>::type;
 template <KernelConfig C>
 __device__ __forceinline__ TileCoord cta_tile(TileCoord tc, uint32_t rank) {
   if constexpr (C.cluster_n > 1) tc.col0 += static_cast<int>(rank) * C.tile_n;
+  if constexpr (C.pairs_last_unit()) {  // a paired unit: the CTAs side by side along N
+    if (tc.paired) tc.col0 += static_cast<int>(rank) * C.tile_n;
+  }
   return tc;
 }
 
@@ -132,7 +135,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       }
     }
     // This warpgroup's rows of out and its first atom of the stages' A tiles.
-    const int row0 = tc.row0 + C.cta_row_offset(static_cast<int>(rank)) + (C.pingpong() ? 0 : C.warpgroup_rows() * consumer);
+    const int row0 = tc.row0 + cta_row_offset<C>(tc, rank) + (C.pingpong() ? 0 : C.warpgroup_rows() * consumer);
     const int a_atom0 = C.pingpong() ? 0 : kAtoms * consumer;
     // Atoms whose 64 rows all lie past the group's end (the last tile of a group, or the second
     // CTA of a cluster) have nothing to compute or store; a warpgroup without live atoms only keeps
@@ -156,7 +159,7 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     // The tile's last stage, the one before the cursor, back to the producer.
     if (k_blocks > 0 && release_lane) ML::release(s, cur.stage == 0 ? C.stages - 1 : cur.stage - 1);
     if (live_atoms == 0) continue;
-    if constexpr (C.cluster_n > 1) {
+    if constexpr (C.cluster_n > 1 || C.pairs_last_unit()) {
       if (tc.col0 >= p.scheduler.n) continue;  // the unit's second tile lies past N
     }
     if constexpr (C.split_k) {  // only the tile's last unit stores
@@ -247,7 +250,8 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
     ptx::mbarrier_init(s.turn(1), 4);
     ptx::fence_barrier_init();
   }
-  build_scheduler_table<C.unit_m(), C.unit_n(), C.group_axis>(p.scheduler, s.table());
+  build_scheduler_table<C.unit_m(), C.unit_n(), C.group_axis, C.pairs_last_unit() ? C.tile_m : 0>(p.scheduler,
+                                                                                                  s.table());
   __syncthreads();
   const uint32_t rank = C.cluster_size() > 1 ? ptx::cluster_ctarank() : 0;
   // The peer's barriers must be initialised before its multicasts or arrivals can reach them.

@@ -51,7 +51,17 @@ __device__ __forceinline__ void clear_k_outside(SharedStorage<C>& s, int stage, 
 // producer and the consumers alike; kFastDivide: multiply-shift divisions (grouped_gemm.cuh).
 template <KernelConfig C, bool kFastDivide = false>
 using Tiles = TileIterator<C.unit_m(), C.unit_n(), C.cluster_size(), C.group_axis, kKBlockAlign<C>, C.split_k,
-                           kFastDivide>;
+                           kFastDivide, C.pairs_last_unit() ? C.tile_m : 0>;
+
+/// The first row of this CTA's tile in the unit `tc`: a 2-CTA cluster along M stacks its CTAs'
+/// tiles, but for a paired unit (TileCoord::paired), whose CTAs share the rows.
+template <KernelConfig C>
+__device__ __forceinline__ int cta_row_offset(const TileCoord& tc, uint32_t rank) {
+  if constexpr (C.pairs_last_unit()) {
+    if (tc.paired) return 0;
+  }
+  return C.cta_row_offset(static_cast<int>(rank));
+}
 
 /// The main loop of 16-bit operands (bf16, fp16): TMA (or the producer warpgroup's copies, for a
 /// gathered operand) fills a ring of 128-byte-swizzled stages, and k16 wgmmas read them. The
@@ -90,7 +100,7 @@ struct Mainloop {
   __device__ __forceinline__ static void load_tile(const MainloopParams& m, const SchedulerParams& sched,
                                                    SharedStorage<C>& s, const TileCoord& tc, uint32_t rank,
                                                    [[maybe_unused]] int thread, PipelineCursor<C.stages>& ring) {
-    const int a_row0 = tc.a_row0 + C.cta_row_offset(static_cast<int>(rank));
+    const int a_row0 = tc.a_row0 + cta_row_offset<C>(tc, rank);
     const int k_blocks = k_blocks_of(tc);
     [[maybe_unused]] GatheredRows<C> gathered;  // the tile's row indices, read once
     if constexpr (gathers_rows()) {
@@ -137,7 +147,7 @@ struct Mainloop {
         // B's bytes complete the transaction count; A's copies arrive as 128 of the barrier's count.
         if (thread == 0) {
           ptx::mbarrier_arrive_expect_tx(bar, C.b_stage_bytes());
-          load_b<C>(m, sched.n, b_dst, k0, tc.col0, b_group, bar, rank);
+          load_stage_b(m, sched.n, b_dst, k0, tc, b_group, bar, rank);
         }
         gathered.copy(m, a_dst, k0, sched.k, thread, bar);
       } else {
@@ -153,7 +163,7 @@ struct Mainloop {
           for (int j = 0; j < C.tile_m / 64; ++j)  // one 64-row M atom per box
             ptx::tma_load_2d(a_dst + j * 64 * C.k_row_bytes(), &m.map_a, a_row0 + 64 * j, k0, bar);
         }
-        load_b<C>(m, sched.n, b_dst, k0, tc.col0, b_group, bar, rank);
+        load_stage_b(m, sched.n, b_dst, k0, tc, b_group, bar, rank);
       }
     }
     if (++stage == C.stages) {
@@ -162,6 +172,18 @@ struct Mainloop {
     }
     ring.stage = stage;
     ring.phase = phase;
+  }
+
+  /// A stage's B tile: shared by the cluster, or in a paired unit this CTA's own column tile.
+  __device__ __forceinline__ static void load_stage_b(const MainloopParams& m, int n, uint8_t* b_dst, int k0,
+                                                      const TileCoord& tc, int b_group, uint64_t* bar, uint32_t rank) {
+    if constexpr (C.pairs_last_unit()) {
+      if (tc.paired) {
+        load_b_own<C>(m, n, b_dst, k0, tc.col0, b_group, bar);
+        return;
+      }
+    }
+    load_b<C>(m, n, b_dst, k0, tc.col0, b_group, bar, rank);
   }
 
   // ---------------------------------------------------------------- consumers

@@ -96,6 +96,38 @@ __device__ __forceinline__ void load_b(const MainloopParams& m, int n, uint8_t* 
   }
 }
 
+/// One stage's B tile loaded by this CTA alone with a 2-CTA cluster's boxes (each a CTA's share of
+/// the rows or N atoms, or a gated half): in a paired unit (TileCoord::paired) the cluster's CTAs
+/// take adjacent column tiles, so neither shares its B with the other.
+template <KernelConfig C>
+__device__ __forceinline__ void load_b_own(const MainloopParams& m, int n, uint8_t* b_dst, int k0, int col0,
+                                           int b_group, uint64_t* bar) {
+  if constexpr (C.op.split_b()) {
+    constexpr int kHalf = C.tile_n / 2;
+    const int gate0 = col0 / 2, up0 = n / 2 + col0 / 2;
+    if constexpr (C.b_major == BMajor::k) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        ptx::tma_load_3d(b_dst + h * kHalf * C.k_row_bytes(), &m.map_b, k0, h == 0 ? gate0 : up0, b_group, bar);
+    } else {
+      constexpr int kAtomsPerHalf = kHalf / 64;
+#pragma unroll
+      for (int j = 0; j < C.tile_n / 64; ++j) {
+        const int c = j < kAtomsPerHalf ? gate0 + 64 * j : up0 + 64 * (j - kAtomsPerHalf);
+        ptx::tma_load_3d(b_dst + j * 64 * C.k_row_bytes(), &m.map_b, c, k0, b_group, bar);
+      }
+    }
+  } else if constexpr (C.b_major == BMajor::k) {
+#pragma unroll
+    for (int r0 = 0; r0 < C.tile_n; r0 += C.b_box_rows())
+      ptx::tma_load_3d(b_dst + r0 * C.k_row_bytes(), &m.map_b, k0, col0 + r0, b_group, bar);
+  } else {
+#pragma unroll
+    for (int j = 0; j < C.tile_n / 64; ++j)
+      ptx::tma_load_3d(b_dst + j * 64 * C.k_row_bytes(), &m.map_b, col0 + 64 * j, k0, b_group, bar);
+  }
+}
+
 /// One stage's A tile by TMA: K-major one box, M-major one 64-row M atom per box.
 template <KernelConfig C>
 __device__ __forceinline__ void load_a(const MainloopParams& m, uint8_t* a_dst, int k0, int a_row0, uint64_t* bar) {

@@ -30,7 +30,23 @@ struct TileCoord {
   int k_end;
   int tile;      // the tile's number (all splits of a tile share it)
   int split;     // which of the k_splits parts of K this unit sums
+  // A cluster's unit over one tile of rows and two adjacent column tiles (pair_rows_of_last_unit):
+  // its CTAs share the rows, CTA r takes the r-th column tile of the pair at col0.
+  int paired = 0;
 };
+
+/// Scheduler units of a group's rows: `rows` in units of kUnitM, with n_tiles column units each;
+/// with kPairTileM > 0 (a 2-CTA cluster along M whose CTAs are kPairTileM rows high) a last unit
+/// whose rows one CTA covers takes two column tiles a unit instead (its CTAs side by side along N),
+/// so the cluster's second CTA does not compute a tile of rows past the group for every column.
+/// Sets `banded_m_units` to the units of rows walked in bands (all but a paired last one).
+template <int kUnitM, int kPairTileM>
+__device__ __forceinline__ int group_units(int rows, int n_tiles, int& banded_m_units, bool& paired_tail) {
+  const int m_units = (rows + kUnitM - 1) / kUnitM;
+  paired_tail = kPairTileM > 0 && m_units > 0 && rows - (m_units - 1) * kUnitM <= kPairTileM;
+  banded_m_units = m_units - (paired_tail ? 1 : 0);
+  return banded_m_units * n_tiles + (paired_tail ? (n_tiles + 1) / 2 : 0);
+}
 
 /// Per-group table in shared memory, built by the whole CTA before the roles split.
 struct SchedulerTable {
@@ -95,7 +111,7 @@ __device__ __forceinline__ void aligned_or_masked_range(const SchedulerParams& p
 /// Fills the table; all threads of the CTA must call it, followed by __syncthreads(). The ranges are
 /// rows (M-grouped) or K (K-grouped), where every group has the same tiles: its (rows, N) result.
 /// Every CTA computes the same table (the walk order is a deterministic function of the offsets).
-template <int kTileM, int kTileN, GroupAxis kAxis>
+template <int kTileM, int kTileN, GroupAxis kAxis, int kPairTileM = 0>
 __device__ void build_scheduler_table(const SchedulerParams& p, SchedulerTable t) {
   const int n_tiles = (p.n + kTileN - 1) / kTileN;
   const int limit = kAxis == GroupAxis::m ? p.rows : p.k;
@@ -156,7 +172,16 @@ __device__ void build_scheduler_table(const SchedulerParams& p, SchedulerTable t
         aligned_or_masked_range(p, g, lane, raw_end, carry_rows, carry_raw, limit, align, masked, start, end);
       }
       if (g >= groups) end = start;
-      int tiles = kAxis == GroupAxis::m ? ((end - start + kTileM - 1) / kTileM) * n_tiles : k_grouped_tiles;
+      int tiles = k_grouped_tiles;
+      if constexpr (kAxis == GroupAxis::m) {
+        if constexpr (kPairTileM > 0) {
+          int banded;
+          bool paired_tail;
+          tiles = group_units<kTileM, kPairTileM>(end - start, n_tiles, banded, paired_tail);
+        } else {
+          tiles = ((end - start + kTileM - 1) / kTileM) * n_tiles;
+        }
+      }
       if (g >= groups) tiles = 0;
 #pragma unroll
       for (int d = 1; d < 32; d <<= 1) {
@@ -201,7 +226,7 @@ __device__ void build_scheduler_table(const SchedulerParams& p, SchedulerTable t
 /// kFastDivide: the per-tile divisions as multiply-shifts (A/B in bench/NOTES.md v14: 0.3-0.8% faster
 /// on cooperative kernels, 0.6-2% slower on ping-pong and small-M ones, up to 8% on one short-K row).
 template <int kTileM, int kTileN, int kClusterSize, GroupAxis kAxis, int kKAlign = 1, bool kSplitK = false,
-          bool kFastDivide = false>
+          bool kFastDivide = false, int kPairTileM = 0>
 struct TileIterator {
   SchedulerTable table;
   int groups;       // the launch's groups (without the zero tail)
@@ -258,6 +283,16 @@ struct TileIterator {
       m_units = (table.row_end[group] - table.row_start[group] + kTileM - 1) / kTileM;  // as the table counts
     }
     const int local = tile - first;
+    if constexpr (kAxis == GroupAxis::m && kPairTileM > 0 && !kSplitK) {
+      bool paired_tail;
+      group_units<kTileM, kPairTileM>(table.row_end[group] - table.row_start[group], n_tiles, m_units, paired_tail);
+      if (paired_tail && local >= m_units * n_tiles) {  // the group's last unit, two column tiles a unit
+        const int row0 = table.row_start[group] + m_units * kTileM;
+        const int group_k = group < groups ? k : 0;
+        return {group_base + group, row0, table.row_end[group], (local - m_units * n_tiles) * 2 * kTileN, row0, 0, 0,
+                group_k, tile, 0, 1};
+      }
+    }
     // Band b holds `band` M units (fewer in the group's last band) across all N tiles, M fastest.
     const int b = divide(local, by_band_span);
     const int in_band = local - b * band * n_tiles;
