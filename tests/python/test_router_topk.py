@@ -66,6 +66,15 @@ def test_torch_compile_keeps_it_in_one_graph():
     torch.testing.assert_close(a, b)
 
 
+def test_eager_calls_take_the_autograd_function_not_the_custom_op():
+    # A custom op costs tens of microseconds of host time a call, an autograd function a few: the
+    # eager step's pace is its host's. Compiled graphs take the op (the test above).
+    logits = distinct_logits(16, 32, seed=3).requires_grad_(True)
+    ids, w = gt.router_topk(logits, 2, True)
+    assert "RouterTopkFunction" in type(w.grad_fn).__name__, type(w.grad_fn).__name__
+    assert not ids.requires_grad
+
+
 @pytest.mark.parametrize("call,match", [
     (lambda z: gt.router_topk(z, 0), "k: must be 1 .. min"),
     (lambda z: gt.router_topk(z, 9), "k: must be 1 .. min\\(E, 32\\) = 8"),

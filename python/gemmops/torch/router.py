@@ -35,13 +35,25 @@ def _stream(t: torch.Tensor) -> int:
     return _raw_stream(t.device.index) if t.is_cuda else 0
 
 
-@torch.library.custom_op("gemmops::router_topk", mutates_args=())
-def _router_topk(logits: torch.Tensor, k: int, renormalize: bool,
-                 selection_bias: Optional[torch.Tensor]) -> List[torch.Tensor]:
+def _launch(logits, k, renormalize, selection_bias):
     ids = torch.empty((logits.shape[0], k), dtype=torch.int32, device=logits.device)
     weights = torch.empty((logits.shape[0], k), dtype=torch.float32, device=logits.device)
     _core.router_topk(logits, k, renormalize, ids, weights, selection_bias, _stream(logits))
-    return [ids, weights]
+    return ids, weights
+
+
+def _launch_backward(logits, ids, grad_weights, renormalize):
+    grad_logits = torch.empty_like(logits, memory_format=torch.contiguous_format)
+    _core.router_topk_backward(logits, ids, grad_weights.to(torch.float32).contiguous(), renormalize, grad_logits,
+                               _stream(logits))
+    return grad_logits
+
+
+# Under torch.compile: opaque custom ops with fake kernels, so the graph keeps them.
+@torch.library.custom_op("gemmops::router_topk", mutates_args=())
+def _router_topk(logits: torch.Tensor, k: int, renormalize: bool,
+                 selection_bias: Optional[torch.Tensor]) -> List[torch.Tensor]:
+    return list(_launch(logits, k, renormalize, selection_bias))
 
 
 @_router_topk.register_fake
@@ -53,10 +65,7 @@ def _router_topk_fake(logits, k, renormalize, selection_bias):
 @torch.library.custom_op("gemmops::router_topk_backward", mutates_args=())
 def _router_topk_backward(logits: torch.Tensor, ids: torch.Tensor, grad_weights: torch.Tensor,
                           renormalize: bool) -> torch.Tensor:
-    grad_logits = torch.empty_like(logits, memory_format=torch.contiguous_format)
-    _core.router_topk_backward(logits, ids, grad_weights.to(torch.float32).contiguous(), renormalize, grad_logits,
-                               _stream(logits))
-    return grad_logits
+    return _launch_backward(logits, ids, grad_weights, renormalize)
 
 
 @_router_topk_backward.register_fake
@@ -79,6 +88,28 @@ def _backward(ctx, grads):
 
 
 _router_topk.register_autograd(_backward, setup_context=_setup_context)
+
+
+class _RouterTopkFunction(torch.autograd.Function):
+    """Eager: the same kernels through an autograd function, which costs a few microseconds of host
+    time a call where a custom op costs tens (the step's host time sets its pace: with the custom ops
+    the step ran 4.785 ms against 4.586 with torch's router, though its device time was 0.11 ms less)."""
+
+    @staticmethod
+    def forward(ctx, logits, k, renormalize, selection_bias):
+        ids, weights = _launch(logits, k, renormalize, selection_bias)
+        ctx.save_for_backward(logits, ids)
+        ctx.renormalize = renormalize
+        ctx.mark_non_differentiable(ids)
+        return ids, weights
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_ids, grad_weights):
+        if grad_weights is None:
+            return None, None, None, None
+        logits, ids = ctx.saved_tensors
+        return _launch_backward(logits, ids, grad_weights, ctx.renormalize), None, None, None
 
 
 def _by_torch(logits, k, renormalize, selection_bias):
@@ -104,5 +135,8 @@ def router_topk(logits: torch.Tensor, k: int, renormalize: bool = False,
         return _by_torch(logits, k, renormalize, selection_bias)
     if logits.stride(-1) != 1:
         logits = logits.contiguous()
-    ids, weights = _router_topk(logits, k, renormalize, selection_bias)
+    if torch.compiler.is_compiling():
+        ids, weights = _router_topk(logits, k, renormalize, selection_bias)
+    else:
+        ids, weights = _RouterTopkFunction.apply(logits, k, renormalize, selection_bias)
     return ids, weights
