@@ -156,31 +156,22 @@ struct Fp8Mainloop {
       // Two blocks a turn, nothing in flight across turns (ptxas serialises every wgmma when a set
       // read after wait_group 1 was issued in an earlier turn, C7520): the first block's promotion
       // runs under the second's MMAs, the second's after them. The first block's stage (and the
-      // turn before's second) go back to the producer as soon as the first block is done.
-      // GEMMOPS_FP8_SCALES_AHEAD (to time, not yet run on a GPU): the scales read a turn ahead, as
-      // the 192-wide loop does. ptxas sinks a load below the stage's wait and the first MMA, so
-      // read in the turn that uses them (each block's in its issue, the GPU-verified order) they
-      // may stall every promotion by their latency.
-      BlockScales scales[2];
-#ifdef GEMMOPS_FP8_SCALES_AHEAD
-      BlockScales ahead[2];
+      // turn before's second) go back to the producer as soon as the first block is done. The
+      // scales are read a turn ahead (ptxas sinks a load below the stage's wait and the first MMA,
+      // so read in the turn that uses them they stalled its promotions: 1-2.5% slower on an H100,
+      // bench_fp8 A/B of 2026-12-07).
+      BlockScales scales[2], ahead[2];
       load_scales(acc, 0, ahead[0]);
       if (blocks > 1) load_scales(acc, 1, ahead[1]);
-#endif
       for (int kb = 0; kb < blocks; kb += 2) {
         const int stage0 = cur.stage;
-#ifdef GEMMOPS_FP8_SCALES_AHEAD
         scales[0] = ahead[0];
         scales[1] = ahead[1];
         if (kb + 2 < blocks) load_scales(acc, kb + 2, ahead[0]);
         if (kb + 3 < blocks) load_scales(acc, kb + 3, ahead[1]);
-        BlockScales* const in_turn[2] = {nullptr, nullptr};
-#else
-        BlockScales* const in_turn[2] = {&scales[0], &scales[1]};
-#endif
-        issue<0>(acc, s, kb, cur, a_atom0, in_turn[0]);
+        issue<0>(acc, s, cur, a_atom0);
         if (kb + 1 < blocks) {
-          issue<1>(acc, s, kb + 1, cur, a_atom0, in_turn[1]);
+          issue<1>(acc, s, cur, a_atom0);
           ptx::wgmma_wait<1>();
           if (kb > 0 && release_lane) release(s, stage0 == 0 ? C.stages - 1 : stage0 - 1);
           if (release_lane) release(s, stage0);
@@ -200,7 +191,7 @@ struct Fp8Mainloop {
   /// the tile's last, as in the two-set loop) and the block promoted before the next block's are
   /// issued; the other consumer warpgroup's MMAs keep the tensor cores busy meanwhile. Nothing is in
   /// flight across blocks, so no wgmma is serialised. Block kb + 1's scales are read before block
-  /// kb's MMAs (the two-set loop: with GEMMOPS_FP8_SCALES_AHEAD). Which columns read the tile's
+  /// kb's MMAs (as in the two-set loop). Which columns read the tile's
   /// second B scale block is uniform over the tile, so the promotion is chosen by a branch between
   /// two unrolled forms, not a select per register.
   __device__ __forceinline__ static void mma_tile_one_set(Accumulators& acc, SharedStorage<C>& s, const TileCoord& tc,
@@ -214,7 +205,7 @@ struct Fp8Mainloop {
       const int stage = cur.stage;
       scales = ahead;
       if (kb + 1 < blocks) load_scales(acc, kb + 1, ahead);
-      issue<0>(acc, s, kb, cur, a_atom0, nullptr);
+      issue<0>(acc, s, cur, a_atom0);
       ptx::wgmma_wait<0>();
       if (kb + 1 < blocks && release_lane) release(s, stage);  // (the last block's: after the tile, by consume)
       if (first_block_whole)
@@ -255,15 +246,13 @@ struct Fp8Mainloop {
     }
   }
 
-  /// Block kb into register set kB: its scales into `in_turn` first where given (before the stage's
-  /// wait), its four k32 MMAs from zero, committed; `cur` steps on. A warpgroup without live atoms
-  /// issues them too (their rows are never stored): a branch around them made ptxas serialise every
-  /// wgmma (C7520).
+  /// The next block into register set kB: its four k32 MMAs from zero, committed; `cur` steps on. A
+  /// warpgroup without live atoms issues them too (their rows are never stored): a branch around
+  /// them made ptxas serialise every wgmma (C7520).
   template <int kB>
-  __device__ __forceinline__ static void issue(Accumulators& acc, SharedStorage<C>& s, int kb,
-                                               PipelineCursor<C.stages>& cur, int a_atom0, BlockScales* in_turn) {
+  __device__ __forceinline__ static void issue(Accumulators& acc, SharedStorage<C>& s, PipelineCursor<C.stages>& cur,
+                                               int a_atom0) {
     const int stage = cur.stage;
-    if (in_turn != nullptr) load_scales(acc, kb, *in_turn);
     ptx::mbarrier_wait(s.full(stage), cur.phase);
     {
       constexpr int kAtomBytes = 64 * C.k_row_bytes();

@@ -192,24 +192,28 @@ constexpr Sm90Design fp8_tile(int n, int cluster_m, int stages, Epilogue e = Epi
 }
 
 const Sm90Design kFp8Designs[] = {
-    // 128x128: a consumer thread holds two block sets of 64 accumulators and the promoted sum, and
-    // one 128-column tile is one 128x128 B scale block. 5 stages of 32 KiB. Passed the GPU suite and
-    // memcheck on an H100 (2026-12-06, and its two-set loop on 2026-12-07), so offered.
-    fp8_tile(128, 1, 5, Epilogue::store, /*trial=*/false),
-    // The same over a 2-CTA cluster, B multicast (the 16-bit kernels' load_b and cluster release):
-    // half the B tiles' L2 reads. Block scales only: with rowwise ones it spills 4 bytes (plan.cpp
-    // refuses them). Trial: compiled spill-free, not yet run on a GPU.
-    fp8_tile(128, 2, 5),
-    // Both with the TMA epilogue (a staging tile of 32 KiB beside the 5 stages, 197 KiB): the
+    // 128x128 with the TMA epilogue (a staging tile of 32 KiB beside the 5 stages, 197 KiB): the
     // direct store leaves the tensor cores idle ~1 us a tile while both warpgroups store, 13% of a
-    // K = 2048 problem (DeepGEMM stages through shared memory and overlaps the next tile). Trials.
-    fp8_tile(128, 1, 5, Epilogue::tma_store),
+    // K = 2048 problem (DeepGEMM stages through shared memory and overlaps the next tile). The
+    // fastest fp8 design on every row bench_fp8 timed on an H100 (2026-12-07, fifth session: 3-10%
+    // ahead of the direct store, the 2-CTA twins and the 192-wide tiles), after the GPU suite and
+    // memcheck passed: offered, and ranked first (its epilogue's share of the estimate).
+    fp8_tile(128, 1, 5, Epilogue::tma_store, /*trial=*/false),
+    // 128x128 with the direct store: a consumer thread holds two block sets of 64 accumulators and
+    // the promoted sum, and one 128-column tile is one 128x128 B scale block. 5 stages of 32 KiB.
+    // Passed the GPU suite and memcheck on an H100 (2026-12-06, its two-set loop on 2026-12-07).
+    fp8_tile(128, 1, 5, Epilogue::store, /*trial=*/false),
+    // Both over a 2-CTA cluster, B multicast (the 16-bit kernels' load_b and cluster release): half
+    // the B tiles' L2 reads. Block scales only: with rowwise ones it spills 4 bytes (plan.cpp refuses
+    // them). Passed the GPU suite; slower than the 1-CTA TMA design on every timed row: trials.
+    fp8_tile(128, 2, 5),
     fp8_tile(128, 2, 5, Epilogue::tma_store),
     // 128x192 (DeepGEMM's tile where N allows it; it reaches ~1400 TFLOP/s where our 128x128 reaches
     // ~1000): 64 x 192 a warpgroup, one block set of 96 beside the promoted sum (three sets would
     // not fit), the two warpgroups interleaving their MMAs; a tile straddles two B scale blocks.
     // Stages of 40 KiB: 5 with the direct store (201 KiB), 4 beside the TMA epilogue's whole-tile
-    // staging of 48 KiB (209 KiB). Trials: compiled, not yet run on a GPU.
+    // staging of 48 KiB (209 KiB). Passed the GPU suite; on the H100 4-12% slower than 128x128
+    // with the TMA epilogue (one block set: each block waited for before the next is issued): trials.
     fp8_tile(192, 1, 5),
     fp8_tile(192, 2, 5),
     fp8_tile(192, 1, 4, Epilogue::tma_store),
