@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 # bench/bench_route.py: the MoE step's routing (the (token, choice) pairs sorted by expert) by
-# gemmops.route's kernels, by its wide kernels (a trial: chunks of a few hundred pairs) and by torch's
+# gemmops.route's two sets of kernels (chunks of 4096 pairs, or wide: of a few hundred) and by torch's
 # sort, in one process, CUDA-graph replays round-robin, L2 scrubbed; the three outputs compared bitwise
 # SPDX-License-Identifier: Apache-2.0
 """Usage: python3 bench/bench_route.py [--configs qwen3-30b-a3b,mixtral-8x7b,...] [--reps 30]
 
 Per bench_layer configuration (router routing: near-uniform loads), the routing moe_experts runs each
-step: topk_ids (T, k) -> offsets, each sorted row's token, each pair's row, the sorted scores. The
-wide kernels are chosen per call by GEMMOPS_TRIAL_DESIGNS (set around that candidate's calls only)."""
+step: topk_ids (T, k) -> offsets, each sorted row's token, each pair's row, the sorted scores. Each
+set of kernels is forced per call by GEMMOPS_ROUTE_KERNELS (set around that candidate's calls only);
+route() by itself takes the wide ones up to 131072 pairs."""
 import argparse
 import os
 import sys
@@ -30,8 +31,8 @@ def candidates(cfg, device, seed=0):
     ids = ids.to(torch.int32)
 
     route = lambda: _routing.route_pairs(ids, cfg.E, scores)  # noqa: E731
-    return {"route kernels": with_env(route, "GEMMOPS_TRIAL_DESIGNS", "0"),
-            "route wide kernels (trial)": with_env(route, "GEMMOPS_TRIAL_DESIGNS", "1"),
+    return {"route chunked kernels": with_env(route, "GEMMOPS_ROUTE_KERNELS", "chunked"),
+            "route wide kernels": with_env(route, "GEMMOPS_ROUTE_KERNELS", "wide"),
             "torch sort": with_env(route, "GEMMOPS_ROUTING", "torch")}
 
 

@@ -82,6 +82,12 @@ std::optional<int> kernel_watchdog_seconds() {
   return std::nullopt;
 }
 
+std::optional<std::string> route_kernels() {
+  auto v = get("GEMMOPS_ROUTE_KERNELS");
+  if (v && (*v == "wide" || *v == "chunked")) return v;
+  return std::nullopt;
+}
+
 bool trial_designs() {
   const auto v = get("GEMMOPS_TRIAL_DESIGNS");
   return v && !v->empty() && *v != "0";

@@ -49,6 +49,9 @@ std::optional<std::string> ptx_dump_dir();
 /// GEMMOPS_TRIAL_DESIGNS (set, not "0"): discovery and autotune also offer trial designs
 /// (OperatorMetadata::trial, not yet verified on hardware); by default they offer none.
 bool trial_designs();
+/// GEMMOPS_ROUTE_KERNELS=wide|chunked: route() on a device takes that set of kernels whatever the
+/// number of pairs (tests and benchmarks; unset or anything else: chosen by the pairs).
+std::optional<std::string> route_kernels();
 /// GEMMOPS_SPLIT_K: ways to split K on the sm90 M-grouped kernels instead of the estimate's choice
 /// (tests and experiments; capped by the kernel's limit).
 std::optional<int> split_k();

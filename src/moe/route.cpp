@@ -96,9 +96,7 @@ Status route_on_device(const RouteArguments& a, Stream stream, Workspace workspa
   p.k = static_cast<int>(std::max<int64_t>(1, a.topk_ids.size(1)));
   p.experts = a.num_experts;
   p.blocks = static_cast<int>(chunks_of(pairs));
-  // The wide kernels (a trial: GEMMOPS_TRIAL_DESIGNS) cut the pairs into chunks of a few hundred, so
-  // every SM counts and places some; the others into chunks of kChunk (16 of them for 65536 pairs).
-  const bool wide = env::trial_designs();
+  const bool wide = moe::route_uses_wide_kernels(pairs);
   if (wide) {
     p.chunk = static_cast<int>(wide_chunk(pairs, a.num_experts));
     p.blocks = static_cast<int>((pairs + p.chunk - 1) / p.chunk);
@@ -124,6 +122,17 @@ Status route_on_device(const RouteArguments& a, Stream stream, Workspace workspa
 }  // namespace
 
 namespace moe {
+
+// The wide kernels cut the pairs into chunks of a few hundred, so every SM counts and places some;
+// the chunked ones into chunks of kChunk (16 of them for 65536 pairs). On an H100 (bench_route,
+// 2026-12-07, fifth session) the wide ones took 15.6, 18.9 and 58.8 us for 8192, 32768 and 65536
+// pairs where the chunked took 112-135 (and torch's sort 101-118), but 189.8 against 140.4 for
+// 262144: their one-block scan of (experts + 1) x chunks counts grows with the pairs. So up to
+// 131072 pairs (Qwen3-30B-A3B's T = 16384 at top-8), a margin below where the two lines cross.
+bool route_uses_wide_kernels(std::int64_t pairs) {
+  if (const auto forced = env::route_kernels()) return *forced == "wide";
+  return pairs <= 131072;
+}
 
 jit::CompileRequest route_request() {
   jit::CompileRequest req;

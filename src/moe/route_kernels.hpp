@@ -7,7 +7,12 @@
 
 namespace gemmops::moe {
 
-/// The count, scan and scatter kernels, in that order; no target (set per architecture).
+/// The count, scan and scatter kernels, in that order, then their wide twins; no target (set per
+/// architecture).
 jit::CompileRequest route_request();
+
+/// Whether route() on a device takes the wide kernels (chunks of a few hundred pairs, one flat scan)
+/// for `pairs` pairs, or the chunked ones (chunks of kChunk, a scan per expert's column).
+bool route_uses_wide_kernels(std::int64_t pairs);
 
 }  // namespace gemmops::moe

@@ -16,7 +16,7 @@ TEST(RouteCompile, the_count_scan_and_scatter_kernels_compile_without_spills_for
     req.target = target;
     auto compiled = jit::compile_cached(req);
     ASSERT_TRUE(compiled) << target.to_string() << ": " << compiled.status().to_string();
-    EXPECT_EQ((*compiled)->lowered_names.size(), 6u);  // the three, and the three wide ones (a trial)
+    EXPECT_EQ((*compiled)->lowered_names.size(), 6u);  // the three chunked kernels, and the three wide ones
     EXPECT_EQ((*compiled)->log.find("spill"), std::string::npos) << (*compiled)->log;
   }
 }

@@ -1,6 +1,6 @@
 // tests/gpu/test_route_device.cpp: route() on the device gives the host's rows bit for bit (one chunk
-// and many, skewed and sentinel routings, 1 to 8192 experts, no pairs), twice alike, with the kernels
-// offered and with the wide ones (a trial), and refuses a workspace too small
+// and many, skewed and sentinel routings, 1 to 8192 experts, no pairs), twice alike, with the chunked
+// kernels and with the wide ones (each forced by GEMMOPS_ROUTE_KERNELS), and refuses a workspace too small
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
@@ -53,8 +53,8 @@ TEST(RouteDevice, equals_the_host_bit_for_bit_and_repeats) {
   const Case cases[] = {{1, 1, 1, 0.0, 0.0},       {37, 8, 128, 0.1, 0.3},   {513, 2, 8, 0.0, 0.9},
                         {8192, 8, 128, 0.02, 0.0}, {4096, 8, 256, 0.0, 0.5}, {3000, 6, 8192, 0.05, 0.0},
                         {65536, 8, 384, 0.01, 0.2}, {0, 8, 16, 0.0, 0.0}};
-  for (const char* trial : {"0", "1"}) {  // the kernels offered, then the wide ones
-   ScopedEnv env{{"GEMMOPS_TRIAL_DESIGNS", trial}};
+  for (const char* kernels : {"chunked", "wide"}) {
+   ScopedEnv env{{"GEMMOPS_ROUTE_KERNELS", kernels}};
    for (const Case& c : cases) {
     RouteSpec s{c.tokens, c.k, c.experts, c.sentinels, c.skew, (seed % 2) == 1, seed};
     ++seed;
@@ -63,7 +63,7 @@ TEST(RouteDevice, equals_the_host_bit_for_bit_and_repeats) {
     const auto got = run_on_device(p, ws);
     auto host = p;  // the same inputs, routed on the host
     ASSERT_TRUE(route(host.arguments()));
-    const std::string what = std::string(*trial == '1' ? "wide kernels, " : "") + "T=" + std::to_string(c.tokens) +
+    const std::string what = std::string(kernels) + " kernels, T=" + std::to_string(c.tokens) +
                              " k=" + std::to_string(c.k) + " E=" + std::to_string(c.experts);
     expect_same(got, {host.offsets, host.token, host.pair, host.sorted_scores}, s.scores, what);
     expect_same(run_on_device(p, ws), got, s.scores, what + ", second run");

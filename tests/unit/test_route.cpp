@@ -9,7 +9,9 @@
 #include <string>
 
 #include "gemmops/moe.hpp"
+#include "moe/route_kernels.hpp"
 #include "support/route_problem.hpp"
+#include "support/scoped_env.hpp"
 
 namespace gemmops::testing {
 namespace {
@@ -69,6 +71,25 @@ TEST(Route, workspace_is_a_count_per_chunk_and_bucket_on_the_device) {
   EXPECT_EQ(route_workspace_size(524288, 128), 2u * 1821u * 129u * 4u);
   // 8192 experts: the wide chunks grow so that one block scans at most 2^18 counts.
   EXPECT_LE(route_workspace_size(65536, 8192), std::max<std::size_t>(2u * (1u << 18) * 4u, 16u * 8193u * 4u));
+}
+
+TEST(Route, the_device_takes_the_wide_kernels_up_to_131072_pairs_unless_told) {
+  ScopedEnv unset{{"GEMMOPS_ROUTE_KERNELS", ""}};  // (empty: as unset)
+  EXPECT_TRUE(moe::route_uses_wide_kernels(0));
+  EXPECT_TRUE(moe::route_uses_wide_kernels(65536));  // Qwen3-30B-A3B, T = 8192, top-8
+  EXPECT_TRUE(moe::route_uses_wide_kernels(131072));
+  EXPECT_FALSE(moe::route_uses_wide_kernels(131073));
+  EXPECT_FALSE(moe::route_uses_wide_kernels(262144));  // T = 32768: the wide scan is the slower there
+  {
+    ScopedEnv wide{{"GEMMOPS_ROUTE_KERNELS", "wide"}};
+    EXPECT_TRUE(moe::route_uses_wide_kernels(262144));
+  }
+  {
+    ScopedEnv chunked{{"GEMMOPS_ROUTE_KERNELS", "chunked"}};
+    EXPECT_FALSE(moe::route_uses_wide_kernels(8));
+  }
+  ScopedEnv other{{"GEMMOPS_ROUTE_KERNELS", "fast"}};  // anything else: by the pairs
+  EXPECT_TRUE(moe::route_uses_wide_kernels(8));
 }
 
 std::string refusal(const RouteArguments& a) {

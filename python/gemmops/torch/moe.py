@@ -35,7 +35,6 @@ import torch.nn.functional as F
 
 from . import grouped_mm
 from ._combine import combine
-from ._env import switched_on
 from ._fused import (grouped_mm_dgated, grouped_mm_epilogue, grouped_mm_k_gathered,
                      grouped_mm_with_pre_activation, step_grouped_mm)
 from ._moe_bias import add_row_bias, bias_gradients
@@ -76,25 +75,19 @@ def _row_limit(offsets: torch.Tensor) -> torch.Tensor:
     return offsets[-1:] if offsets.numel() else torch.zeros(1, dtype=torch.int32, device=offsets.device)
 
 
-def _trial_paths() -> bool:
-    """GEMMOPS_TRIAL_DESIGNS: paths that have not yet passed the GPU suite (read at each call)."""
-    return switched_on("GEMMOPS_TRIAL_DESIGNS")
-
-
 def _up(x, rows, w_gate_up, offsets, activation, gate_layout, keep_pre_activation, bias=None):
     """(a, h): the activation of the up projection of x's rows gathered by `rows` (plus each row's
     expert's bias (E, N_up)), and its pre-activation h when the backward needs it (else None). One
     kernel reading x through the index where an operator serves that; else the gathered copy of x,
     then torch's ops where no operator fuses the activation."""
-    # Reading x through the index comes with the pre-activation's op (a gathered A beside the plain
-    # activation's store is not yet in the GPU suite). Without gradients h is then written and
-    # dropped: taken where that costs less than the gathered copy of x it spares, written and read
-    # again (h's N_up columns against x's 2 H; Qwen3-30B-A3B: 1536 against 4096; not Mixtral's 28672).
+    # Without gradients no h is written where an operator serves the gathered A beside the activation's
+    # store alone; else h is written and dropped where that costs less than the gathered copy of x it
+    # spares, written and read again (h's N_up columns against x's 2 H; Qwen3-30B-A3B: 1536 against
+    # 4096; not Mixtral's 28672).
     keep = keep_pre_activation or bias is not None  # (the fused bias comes with the pre-activation's op)
-    if not keep and _trial_paths():
-        # x read through the index, the activation stored and no h at all: the GPU test of a gathered A
-        # beside the activation's store alone passed (2026-12-07) with a row scale or a bias; this
-        # unscaled, unbiased one runs in the next suite, so it is a trial until then.
+    if not keep:
+        # x read through the index, the activation stored and no h at all (the GPU suite's gathered A
+        # beside the plain SwiGLU's store passed on an H100, 2026-12-07, fifth session).
         r = grouped_mm_with_pre_activation(x, w_gate_up, offsets, activation, gate_layout, a_row_index=rows,
                                            keep_pre_activation=False)
         if r is not None:
