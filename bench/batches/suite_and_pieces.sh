@@ -12,5 +12,5 @@ step route 60 python3 bench/bench_route.py --reps 30
 step fp8 180 env GEMMOPS_TRIAL_DESIGNS=1 python3 bench/bench_fp8.py --reps 20 \
   ${FP8_AB:+--ab-defines "$FP8_AB"}
 TAILN=70 step stepgemms 400 env GEMMOPS_TRIAL_DESIGNS=1 python3 bench/bench_step_gemms.py \
-  --configs "${STEP_CONFIGS:-qwen3-30b-a3b,mixtral-8x7b}" --top "${STEP_TOP:-12}" --reps 10 --csv "$OUT/stepgemms.csv"
+  --configs "${STEP_CONFIGS:-qwen3-30b-a3b,mixtral-8x7b}" --top "${STEP_TOP:-6}" --reps 10 --csv "$OUT/stepgemms.csv"
 echo "suite_and_pieces: $(( SECONDS - T0 )) s"
