@@ -30,8 +30,8 @@ struct TileCoord {
   int k_end;
   int tile;      // the tile's number (all splits of a tile share it)
   int split;     // which of the k_splits parts of K this unit sums
-  // A cluster's unit over one tile of rows and two adjacent column tiles (pair_rows_of_last_unit):
-  // its CTAs share the rows, CTA r takes the r-th column tile of the pair at col0.
+  // A cluster's unit over one tile of rows and two adjacent column tiles (KernelConfig::
+  // pairs_last_unit): its CTAs share the rows, CTA r takes the r-th column tile of the pair at col0.
   int paired = 0;
 };
 
@@ -218,8 +218,9 @@ __device__ void build_scheduler_table(const SchedulerParams& p, SchedulerTable t
 }
 
 /// Walks this CTA's scheduler units: cluster c of C takes unit c of every round of C units (kTileM
-/// and kTileN are the unit's height and width: the rows or columns of all CTAs of a cluster); K-grouped, unit C - 1 - c of odd
-/// rounds. Units come in increasing order, so the group cursor only moves forward. Every CTA of a cluster walks the same units. With split-K (M-grouped), a
+/// and kTileN are the unit's height and width: the rows or columns of all CTAs of a cluster;
+/// kPairTileM: group_units); K-grouped, unit C - 1 - c of odd rounds. Units come in increasing
+/// order, so the group cursor only moves forward. Every CTA of a cluster walks the same units. With split-K (M-grouped), a
 /// tile is k_splits consecutive units, each summing a contiguous range of K's 64-wide blocks; the
 /// last one, which waits for the others, always has the highest number, so every unit waits only
 /// on units before it and a grid of co-resident CTAs cannot deadlock.
