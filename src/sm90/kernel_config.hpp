@@ -42,7 +42,7 @@ std::string instantiation_text(const KernelConfig& c);
 /// Whether the kernel has a split-K twin in its cubin: M-grouped (and dense, batched) forms without
 /// an epilogue op and without wide accumulators (the fix-up spills beside 192 a thread), and not
 /// with a gathered A (its consumers keep 224 registers, and it has not been tried beside the fix-up),
-/// and not for fp8 operands (the fp8 main loop has no split-K yet).
+/// and not for fp8 operands (the fp8 main loop has no split-K yet), nor with a cluster along N.
 /// Why a design with a cluster along N cannot serve the config's form ("" if it can): the
 /// K-grouped form and the fp8 main loop have no such kernels (a gathered A: gather_a_refusal).
 std::string cluster_n_refusal(const KernelConfig& c);
