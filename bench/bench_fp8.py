@@ -210,6 +210,28 @@ def bench_row(timer, kind, G, rows, N, K, reps):
             "tflops": {k: flops / v / 1e6 for k, v in t.items()}, "err": err, "notes": notes}
 
 
+def run_once(design, G, rows, N, K):
+    """DeepGEMM's aligned row, run twice (compile, then once more) by our fp8 design whose name holds
+    `design` and by DeepGEMM where importable, nothing timed: a run for a profiler to wrap (ncu)."""
+    sizes = group_sizes("deepgemm", G, rows)
+    A = torch.randn(sum(sizes), K, device="cuda", dtype=torch.bfloat16)
+    W = torch.randn(G, N, K, device="cuda", dtype=torch.bfloat16) * 0.05
+    offsets = torch.tensor(sizes, dtype=torch.int64).cumsum(0).to(torch.int32).cuda()
+    out = torch.empty(A.shape[0], N, device="cuda", dtype=torch.bfloat16)
+    name, first, _, others = fp8_candidate(A, W, offsets, out)
+    calls = {name.split("f32acc_")[-1]: first, **{k.split("gemmops fp8 ")[-1]: v for k, v in others.items()}}
+    chosen = [k for k in calls if design in k]
+    if not chosen:
+        sys.exit(f"bench_fp8.py --once: no fp8 design holds {design!r}; there are {', '.join(calls)}")
+    for _ in range(2):
+        calls[chosen[0]]()
+    fn, why = deepgemm(A, W, sizes)  # (runs it once itself)
+    if fn is not None:
+        fn()
+    torch.cuda.synchronize()
+    print(f"bench_fp8.py --once: ran {chosen[0]} twice" + (", DeepGEMM twice" if fn else f"; DeepGEMM: {why}"))
+
+
 MASKED = [(4, 256, 4096, 7168), (4, 256, 7168, 2048)]  # DeepGEMM's masked rows: (groups, MaxM, N, K)
 
 
@@ -252,11 +274,16 @@ def main():
     p.add_argument("--ab-defines", default="", help="also time gemmops' fp8 operators compiled with these "
                    "GEMMOPS_KERNEL_DEFINES (e.g. GEMMOPS_AB_BASELINE), in the same round-robin")
     p.add_argument("--markdown", default=None, help="also write the table here")
+    p.add_argument("--once", default="", metavar="DESIGN",
+                   help="time nothing: run the fp8 design whose name holds DESIGN (e.g. 128x192x128_c1x1_s4_coop_tma) "
+                        "and DeepGEMM on the first aligned row, twice each (for ncu)")
     a = p.parse_args()
     global AB_DEFINES
     AB_DEFINES = a.ab_defines
     if not torch.cuda.is_available():
         sys.exit("bench_fp8.py: no CUDA device")
+    if a.once:
+        return run_once(a.once, *SHAPES[0])
     print(f"bench_fp8.py: {torch.cuda.get_device_name()}; torch {torch.__version__}", flush=True)
     timer = Timer(torch.cuda.get_device_properties(0).L2_cache_size)
     cols = ["gemmops fp8", "gemmops bf16", "torch bf16", "gemmops fp8 row-wise", "torch fp8 row-wise", "DeepGEMM"]
