@@ -67,8 +67,9 @@ def _layout(t: Optional[torch.Tensor]) -> Optional[tuple]:
 
 
 # GEMMOPS_AUTOTUNE=1: each piece's operator is chosen by timing the ranking's first AUTOTUNE_CANDIDATES
-# (and with GEMMOPS_TRIAL_DESIGNS=1 every trial design, which the ranking puts last) on the piece's first call (its real arguments: the runs write only its outputs, which the planned
-# run then writes again), as SonicMoE's autotuned configurations are; otherwise the ranking's first.
+# (and with GEMMOPS_TRIAL_DESIGNS=1 every trial design, which the ranking puts last) on the piece's
+# first call (its real arguments: the runs write only its outputs, which the planned run then writes
+# again), as SonicMoE's autotuned configurations are; otherwise the ranking's first.
 # The choice is kept per layout, as the plan is. (The ranking's machine model has no term for a
 # gathered producer: on an H100 the up projection's 2-CTA twin of its pick ran 18% faster.)
 AUTOTUNE_CANDIDATES = 6
