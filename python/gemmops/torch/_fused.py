@@ -108,8 +108,15 @@ def _chosen_operator(args, ops, device: int):
     return fastest[0] if fastest else ops[0]
 
 
+def _plan_key(key: tuple) -> tuple:
+    """A layout's key in _step_plans: with GEMMOPS_AUTOTUNE's state, so one process can time a step with
+    the ranking's picks beside the same step autotuned (bench_layer --autotuned)."""
+    return key + (_autotuning(),)
+
+
 def _run_planned(key: tuple, args, device: int) -> bool:
     """Runs `args` with the plan of its layout (made on first use); False when no operator serves it."""
+    key = _plan_key(key)
     plan = _step_plans.get(key, False)
     if plan is False:
         ops = _core.get_operators(args)
@@ -226,7 +233,7 @@ def grouped_mm_k_gathered(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor,
     # serves is known from the key before any allocation or argument check.)
     key = ("k_gathered", _layout(a), _layout(b), _layout(offs), (a.dtype, G, M, N, out_m_major),
            _layout(a_k_index), _layout(b_k_index), a.get_device())
-    if _step_plans.get(key, False) is None:
+    if _step_plans.get(_plan_key(key), False) is None:
         return None
     if out_m_major:
         out = torch.empty((G, N, M), dtype=a.dtype, device=a.device).transpose(-2, -1)
