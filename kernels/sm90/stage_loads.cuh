@@ -28,57 +28,78 @@ template <KernelConfig C>
 inline constexpr int kKBlockAlign =
     C.group_axis == GroupAxis::k && (C.a_major == AMajor::k || C.b_major == BMajor::k) ? 8 : 1;
 
-// A gated op with concatenated halves (gate = product columns [0, I), up = [I, 2I)) loads a tile's
-// B as two halves: gate columns col0/2 .. into the first TILE_N/2 rows (or N atoms) of the stage, the
-// matching up columns I + col0/2 .. into the second, so that accumulator column j pairs with
-// j + TILE_N/2 in the same thread. With two CTAs each loads (and multicasts) one half.
+/// One stage's B tile loaded by this CTA alone, in the map's boxes: without a cluster (one box, or
+/// one 64-wide N atom a box), or in a 2-CTA cluster's paired unit (TileCoord::paired), where the
+/// CTAs take adjacent column tiles and neither shares its B (each box a CTA's share of the rows or
+/// N atoms). A gated op with concatenated halves (gate = product columns [0, I), up = [I, 2I))
+/// loads the tile as two halves: gate columns col0/2 .. into the first TILE_N/2 rows (or N atoms)
+/// of the stage, the matching up columns I + col0/2 .. into the second, so that accumulator column j
+/// pairs with j + TILE_N/2 in the same thread. `n`: the product's N, which only the halves read.
+template <KernelConfig C>
+__device__ __forceinline__ void load_b_own(const MainloopParams& m, int n, uint8_t* b_dst, int k0, int col0,
+                                           int b_group, uint64_t* bar) {
+  if constexpr (C.op.split_b()) {
+    constexpr int kHalf = C.tile_n / 2;
+    const int gate0 = col0 / 2, up0 = n / 2 + col0 / 2;
+    if constexpr (C.b_major == BMajor::k) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        ptx::tma_load_3d(b_dst + h * kHalf * C.k_row_bytes(), &m.map_b, k0, h == 0 ? gate0 : up0, b_group, bar);
+    } else {
+      static_assert(kHalf % 64 == 0, "N-major B halves are whole 64-wide atoms");
+      constexpr int kAtomsPerHalf = kHalf / 64;
+#pragma unroll
+      for (int j = 0; j < C.tile_n / 64; ++j) {
+        const int c = j < kAtomsPerHalf ? gate0 + 64 * j : up0 + 64 * (j - kAtomsPerHalf);
+        ptx::tma_load_3d(b_dst + j * 64 * C.k_row_bytes(), &m.map_b, c, k0, b_group, bar);
+      }
+    }
+  } else if constexpr (C.b_major == BMajor::k) {
+#pragma unroll
+    for (int r0 = 0; r0 < C.tile_n; r0 += C.b_box_rows())  // (one box without a cluster)
+      ptx::tma_load_3d(b_dst + r0 * C.k_row_bytes(), &m.map_b, k0, col0 + r0, b_group, bar);
+  } else {
+#pragma unroll
+    for (int j = 0; j < C.tile_n / 64; ++j)  // one 64-wide N atom per box
+      ptx::tma_load_3d(b_dst + j * 64 * C.k_row_bytes(), &m.map_b, col0 + 64 * j, k0, b_group, bar);
+  }
+}
+
+/// A gated op's B halves (load_b_own) over a 2-CTA cluster: each CTA loads one half and multicasts it.
 template <KernelConfig C>
 __device__ __forceinline__ void load_b_halves(const MainloopParams& m, int n, uint8_t* b_dst, int k0, int col0,
                                               int b_group, uint64_t* bar, uint32_t rank) {
-  static_assert(C.cluster_m <= 2, "one half per CTA at most");
+  static_assert(C.cluster_m == 2, "one half per CTA");
   constexpr int kHalf = C.tile_n / 2;
   const int gate0 = col0 / 2, up0 = n / 2 + col0 / 2;
   if constexpr (C.b_major == BMajor::k) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      if (C.cluster_m == 2 && h != static_cast<int>(rank)) continue;
-      uint8_t* dst = b_dst + h * kHalf * C.k_row_bytes();
-      if constexpr (C.cluster_m == 1)
-        ptx::tma_load_3d(dst, &m.map_b, k0, h == 0 ? gate0 : up0, b_group, bar);
-      else
-        ptx::tma_load_3d_multicast(dst, &m.map_b, k0, h == 0 ? gate0 : up0, b_group, bar, 0x3);
+      if (h != static_cast<int>(rank)) continue;
+      ptx::tma_load_3d_multicast(b_dst + h * kHalf * C.k_row_bytes(), &m.map_b, k0, h == 0 ? gate0 : up0, b_group,
+                                 bar, 0x3);
     }
   } else {
     static_assert(kHalf % 64 == 0, "N-major B halves are whole 64-wide atoms");
     constexpr int kAtomsPerHalf = kHalf / 64;
 #pragma unroll
     for (int j = 0; j < C.tile_n / 64; ++j) {
-      if (C.cluster_m == 2 && j % 2 != static_cast<int>(rank)) continue;
+      if (j % 2 != static_cast<int>(rank)) continue;
       const int c = j < kAtomsPerHalf ? gate0 + 64 * j : up0 + 64 * (j - kAtomsPerHalf);
-      uint8_t* dst = b_dst + j * 64 * C.k_row_bytes();
-      if constexpr (C.cluster_m == 1)
-        ptx::tma_load_3d(dst, &m.map_b, c, k0, b_group, bar);
-      else
-        ptx::tma_load_3d_multicast(dst, &m.map_b, c, k0, b_group, bar, 0x3);
+      ptx::tma_load_3d_multicast(b_dst + j * 64 * C.k_row_bytes(), &m.map_b, c, k0, b_group, bar, 0x3);
     }
   }
 }
 
-/// One stage's B tile (TMA; with a cluster each CTA loads its share and multicasts it). `n`: the
-/// product's N, which only the gated halves read.
+/// One stage's B tile (TMA; with a cluster along M each CTA loads its share and multicasts it).
+/// `n`: the product's N, which only the gated halves read.
 template <KernelConfig C>
 __device__ __forceinline__ void load_b(const MainloopParams& m, int n, uint8_t* b_dst, int k0, int col0, int b_group,
                                        uint64_t* bar, uint32_t rank) {
-  if constexpr (C.op.split_b()) {
+  if constexpr (C.cluster_m == 1) {
+    load_b_own<C>(m, n, b_dst, k0, col0, b_group, bar);
+  } else if constexpr (C.op.split_b()) {
     load_b_halves<C>(m, n, b_dst, k0, col0, b_group, bar, rank);
-  } else if constexpr (C.cluster_m == 1) {
-    if constexpr (C.b_major == BMajor::k) {
-      ptx::tma_load_3d(b_dst, &m.map_b, k0, col0, b_group, bar);
-    } else {
-#pragma unroll
-      for (int j = 0; j < C.tile_n / 64; ++j)  // one 64-wide N atom per box
-        ptx::tma_load_3d(b_dst + j * 64 * C.k_row_bytes(), &m.map_b, col0 + 64 * j, k0, b_group, bar);
-    }
   } else {
     // Each CTA loads its share of the B tile and multicasts it to the whole cluster, which
     // works on the same group and columns: B crosses L2 once per cluster instead of per CTA.
@@ -93,38 +114,6 @@ __device__ __forceinline__ void load_b(const MainloopParams& m, int n, uint8_t* 
         ptx::tma_load_3d_multicast(b_dst + j * 64 * C.k_row_bytes(), &m.map_b, col0 + 64 * j, k0,
                                    b_group, bar, kMask);
     }
-  }
-}
-
-/// One stage's B tile loaded by this CTA alone with a 2-CTA cluster's boxes (each a CTA's share of
-/// the rows or N atoms, or a gated half): in a paired unit (TileCoord::paired) the cluster's CTAs
-/// take adjacent column tiles, so neither shares its B with the other.
-template <KernelConfig C>
-__device__ __forceinline__ void load_b_own(const MainloopParams& m, int n, uint8_t* b_dst, int k0, int col0,
-                                           int b_group, uint64_t* bar) {
-  if constexpr (C.op.split_b()) {
-    constexpr int kHalf = C.tile_n / 2;
-    const int gate0 = col0 / 2, up0 = n / 2 + col0 / 2;
-    if constexpr (C.b_major == BMajor::k) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        ptx::tma_load_3d(b_dst + h * kHalf * C.k_row_bytes(), &m.map_b, k0, h == 0 ? gate0 : up0, b_group, bar);
-    } else {
-      constexpr int kAtomsPerHalf = kHalf / 64;
-#pragma unroll
-      for (int j = 0; j < C.tile_n / 64; ++j) {
-        const int c = j < kAtomsPerHalf ? gate0 + 64 * j : up0 + 64 * (j - kAtomsPerHalf);
-        ptx::tma_load_3d(b_dst + j * 64 * C.k_row_bytes(), &m.map_b, c, k0, b_group, bar);
-      }
-    }
-  } else if constexpr (C.b_major == BMajor::k) {
-#pragma unroll
-    for (int r0 = 0; r0 < C.tile_n; r0 += C.b_box_rows())
-      ptx::tma_load_3d(b_dst + r0 * C.k_row_bytes(), &m.map_b, k0, col0 + r0, b_group, bar);
-  } else {
-#pragma unroll
-    for (int j = 0; j < C.tile_n / 64; ++j)
-      ptx::tma_load_3d(b_dst + j * 64 * C.k_row_bytes(), &m.map_b, col0 + 64 * j, k0, b_group, bar);
   }
 }
 
