@@ -174,13 +174,9 @@ __device__ void build_scheduler_table(const SchedulerParams& p, SchedulerTable t
       if (g >= groups) end = start;
       int tiles = k_grouped_tiles;
       if constexpr (kAxis == GroupAxis::m) {
-        if constexpr (kPairTileM > 0) {
-          int banded;
-          bool paired_tail;
-          tiles = group_units<kTileM, kPairTileM>(end - start, n_tiles, banded, paired_tail);
-        } else {
-          tiles = ((end - start + kTileM - 1) / kTileM) * n_tiles;
-        }
+        int banded;
+        bool paired_tail;
+        tiles = group_units<kTileM, kPairTileM>(end - start, n_tiles, banded, paired_tail);
       }
       if (g >= groups) tiles = 0;
 #pragma unroll
@@ -229,6 +225,7 @@ __device__ void build_scheduler_table(const SchedulerParams& p, SchedulerTable t
 template <int kTileM, int kTileN, int kClusterSize, GroupAxis kAxis, int kKAlign = 1, bool kSplitK = false,
           bool kFastDivide = false, int kPairTileM = 0>
 struct TileIterator {
+  static_assert(kPairTileM == 0 || (kAxis == GroupAxis::m && !kSplitK), "paired units: M-grouped, no split-K");
   SchedulerTable table;
   int groups;       // the launch's groups (without the zero tail)
   int group_base;   // the problem's index of the launch's first group
@@ -281,10 +278,10 @@ struct TileIterator {
     } else {
       while (table.tile_end[group] <= tile) ++group;
       first = group > 0 ? table.tile_end[group - 1] : 0;
-      m_units = (table.row_end[group] - table.row_start[group] + kTileM - 1) / kTileM;  // as the table counts
     }
     const int local = tile - first;
-    if constexpr (kAxis == GroupAxis::m && kPairTileM > 0 && !kSplitK) {
+    if constexpr (kAxis == GroupAxis::m) {
+      // The units as the table counts them; m_units: those walked in bands.
       bool paired_tail;
       group_units<kTileM, kPairTileM>(table.row_end[group] - table.row_start[group], n_tiles, m_units, paired_tail);
       if (paired_tail && local >= m_units * n_tiles) {  // the group's last unit, two column tiles a unit
