@@ -35,16 +35,18 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   c.kinds = {OperationKind::grouped_m, OperationKind::gemm, OperationKind::batched_gemm};
   // Consumers of 192 accumulators a thread leave the producer 24 registers (grouped_gemm.cuh), too
   // few for the K-grouped walk (its producer spilled): such a design serves the M-grouped forms only,
-  // as does one with a cluster along N (kernel_config.hpp: cluster_n_refusal).
-  const KernelConfig forward = make_kernel_config(d, ab, out, Major::k, Major::k, false);
-  if (!forward.wide_accumulators() && forward.cluster_n == 1) c.kinds.push_back(OperationKind::grouped_k);
+  // as does one with a cluster along N (its rule: cluster_n_refusal).
+  const KernelConfig k_grouped = make_kernel_config(d, ab, out, Major::mn, Major::mn, true);
+  if (!k_grouped.wide_accumulators() && cluster_n_refusal(k_grouped).empty())
+    c.kinds.push_back(OperationKind::grouped_k);
   c.kinds.push_back(OperationKind::grouped_m_masked);
   c.aligned_groups = true;  // the scheduler places aligned and masked groups (tile_scheduler.cuh)
   // The aligned layout, a gathered A and operands gathered along K passed the GPU suite and
   // memcheck on an H100 (2026-12-06, third call): offered. The plan refuses what they do not serve
-  // (kernel_config.cpp, kernel_problem.cpp).
-  c.a_row_index = forward.cluster_n == 1;  // (a cluster along N shares A by TMA multicast)
-  c.a_k_index = c.b_k_index = forward.cluster_n == 1;
+  // (kernel_config.cpp, kernel_problem.cpp; a cluster along N, which shares A by TMA multicast,
+  // gathers no rows: gather_a_refusal says so, as for a design whose registers cannot).
+  c.a_row_index = true;
+  c.a_k_index = c.b_k_index = true;
   c.a_dtypes = {ab};
   c.b_dtypes = {ab};
   c.out_dtypes = {out};

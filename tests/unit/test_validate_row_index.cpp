@@ -158,7 +158,7 @@ TEST(RowIndexSupport, operators_that_do_not_gather_refuse_it_and_sm90_serves_it)
   ASSERT_FALSE(found.empty());
   EXPECT_EQ(found.front()->metadata().provider, "sm90") << found.front()->name();
 
-  int served = 0, refused_wide = 0;
+  int served = 0, refused_wide = 0, refused_along_n = 0;
   for (const OperatorPtr& op : testing::sm90_operators()) {
     const OperandConstraints& c = op->metadata().constraints;
     if (c.a_dtypes[0] != DType::bf16 || c.out_dtypes[0] != DType::bf16) continue;
@@ -167,14 +167,17 @@ TEST(RowIndexSupport, operators_that_do_not_gather_refuse_it_and_sm90_serves_it)
       ++served;
     } else if (s.message().find("to gather A's rows") != std::string::npos) {
       ++refused_wide;
-    } else if (op->metadata().design.cluster_n > 1 && s.message().find("does not gather A's rows") != std::string::npos) {
-      continue;  // a cluster along N shares A by TMA multicast: its metadata says it gathers nothing
+    } else if (op->metadata().design.cluster_n > 1 &&
+               s.message().find("a_row_index: sm90 kernels gather A's rows without a cluster along N only") !=
+                   std::string::npos) {
+      ++refused_along_n;  // it shares A by TMA multicast, and says so
     } else {
       ADD_FAILURE() << op->name() << ": " << s.message();
     }
   }
   EXPECT_GT(served, 0);
   EXPECT_GT(refused_wide, 0) << "the 128x192 ping-pong design refuses, naming its registers";
+  EXPECT_GT(refused_along_n, 0) << "a design with a cluster along N refuses, naming the rule";
 }
 
 }  // namespace
