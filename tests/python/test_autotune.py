@@ -65,6 +65,14 @@ class FakeStatus:
         self.ok = ok
 
 
+def fake_timing(monkeypatch, fake_autotune, splits_k=lambda args, op: False):
+    """_chosen_operator's surroundings faked: the timing, which plans split K, the stream, no capture."""
+    monkeypatch.setattr(_fused._core, "autotune", fake_autotune)
+    monkeypatch.setattr(_fused, "_splits_k", splits_k)
+    monkeypatch.setattr(_fused, "_raw_stream", lambda device: 0)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+
+
 @pytest.mark.torch
 def test_the_step_pieces_take_the_ranking_first_unless_autotune_is_asked(monkeypatch):
     ranked = [FakeOp("first"), FakeOp("second"), FakeOp("third")]
@@ -75,10 +83,7 @@ def test_the_step_pieces_take_the_ranking_first_unless_autotune_is_asked(monkeyp
         # the first fails (e.g. timed out), the third is fastest
         return [(ranked[2], 1.0, FakeStatus(True)), (ranked[1], 2.0, FakeStatus(True)), (ranked[0], 0.0, FakeStatus(False))]
 
-    monkeypatch.setattr(_fused._core, "autotune", fake_autotune)
-    monkeypatch.setattr(_fused, "_splits_k", lambda args, op: False)
-    monkeypatch.setattr(_fused, "_raw_stream", lambda device: 0)
-    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    fake_timing(monkeypatch, fake_autotune)
     monkeypatch.delenv("GEMMOPS_AUTOTUNE", raising=False)
     assert _fused._chosen_operator(None, ranked, 0).name == "first" and not calls
     monkeypatch.setenv("GEMMOPS_AUTOTUNE", "1")
@@ -101,10 +106,7 @@ def test_autotune_times_the_trial_designs_past_the_first_few_only_when_trials_ar
         timed.append([op.name for op in candidates])
         return [(op, 1.0, FakeStatus(True)) for op in reversed(candidates)]
 
-    monkeypatch.setattr(_fused._core, "autotune", fake_autotune)
-    monkeypatch.setattr(_fused, "_splits_k", lambda args, op: False)
-    monkeypatch.setattr(_fused, "_raw_stream", lambda device: 0)
-    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    fake_timing(monkeypatch, fake_autotune)
     monkeypatch.setenv("GEMMOPS_AUTOTUNE", "1")
     monkeypatch.delenv("GEMMOPS_TRIAL_DESIGNS", raising=False)
     first_few = [f"op{i}" for i in range(_fused.AUTOTUNE_CANDIDATES)]
@@ -127,10 +129,7 @@ def test_autotune_never_times_a_plan_that_splits_k_beside_one_that_does_not(monk
         return [(op, 1.0, FakeStatus(True)) for op in reversed(candidates)]
 
     splitting = {"splits"}
-    monkeypatch.setattr(_fused._core, "autotune", fake_autotune)
-    monkeypatch.setattr(_fused, "_splits_k", lambda args, op: op.name in splitting)
-    monkeypatch.setattr(_fused, "_raw_stream", lambda device: 0)
-    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    fake_timing(monkeypatch, fake_autotune, splits_k=lambda args, op: op.name in splitting)
     monkeypatch.setenv("GEMMOPS_AUTOTUNE", "1")
     assert _fused._chosen_operator(None, ranked, 0).name == "third"
     assert timed == [["first", "third"]]
