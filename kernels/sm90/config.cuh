@@ -104,6 +104,9 @@ struct KernelConfig {
   // 128 K; true, a scale per row of A and per column of B over all of K (torch's "rowwise"), applied
   // once to the promoted sum after the main loop.
   bool fp8_rowwise = false;
+  // Host only (not in the instantiation's text): the kernel was compiled with
+  // GEMMOPS_RAGGED_TMA_STORE, so the launch encodes out's ragged map (params.cuh).
+  bool ragged_out_map = false;
 
   /// Rows and columns of one scheduler unit: the cluster's CTAs take adjacent tiles of one group.
   GEMMOPS_HD constexpr int unit_m() const { return tile_m * cluster_m; }

@@ -63,6 +63,12 @@ struct TmaStoreEpilogue {
     static_assert(kTileN % 64 == 0, "TMA stores 64-column boxes");
     const int rows_left = row_end - row0;
     const int full = rows_left <= 0 ? 0 : (rows_left / 64 < kAtoms ? rows_left / 64 : kAtoms);
+#ifdef GEMMOPS_RAGGED_TMA_STORE
+    // The straddling slab by TMA too, through the ragged map (params.cuh), which clips it at row_end.
+    const int live = rows_left <= 0 ? 0 : ((rows_left + 63) / 64 < kAtoms ? (rows_left + 63) / 64 : kAtoms);
+    if (live > 0) store_atoms_by_tma<kTileN, kAtoms, kRing>(f, live, p, staging, ring_pos, consumer, row0, col0, 0, row_end);
+    return;
+#endif
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a)
       if (a == full && 64 * a < rows_left) {  // uniform across the warpgroup
@@ -80,10 +86,12 @@ struct TmaStoreEpilogue {
   /// previous store has to have read it, so up to kRing - 1 boxes of stores stay in flight while the
   /// next ones are staged. (Waiting for all stores at once drained the queue every tile: store-bound
   /// shapes ran at ~2.1-2.7 TB/s.) row0: the first slab's row (kMMajor: its m in the group).
+  /// row_end (GEMMOPS_RAGGED_TMA_STORE): a slab running past it goes through the ragged map, clipped there.
   template <int kTileN, int kAtoms, int kRing, typename Fragment>
   __device__ __forceinline__ static void store_atoms_by_tma(const Fragment& f, int atoms, const GroupedGemmParams& p,
                                                             ::cuda::std::uint8_t* staging, int& ring_pos,
-                                                            int consumer, int row0, int col0, int group) {
+                                                            int consumer, int row0, int col0, int group,
+                                                            int row_end = 0x7fffffff) {
     constexpr int kBoxes = kTileN / 64;
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a) {
@@ -96,7 +104,7 @@ struct TmaStoreEpilogue {
               const float s = half ? s1 : s0;
               return pack(f.entry(a, 4 * j + 2 * half, s), f.entry(a, 4 * j + 2 * half + 1, s));
             },
-            box, p, staging, ring_pos, consumer, row0 + 64 * a, col0, group);
+            box, p, staging, ring_pos, consumer, row0 + 64 * a, col0, group, row_end);
     }
     // The waits above count on every box of the ring having been stored before its turn comes
     // again; a short tile (a group's last) breaks that, so it drains, and the ring starts afresh.
@@ -120,7 +128,8 @@ struct TmaStoreEpilogue {
   template <int kRing, typename PairAt>
   __device__ __forceinline__ static void store_box(PairAt&& pair_at, int box, const GroupedGemmParams& p,
                                                    ::cuda::std::uint8_t* staging, int& ring_pos, int consumer,
-                                                   int row0, int col0, [[maybe_unused]] int group) {
+                                                   int row0, int col0, [[maybe_unused]] int group,
+                                                   [[maybe_unused]] int row_end) {
     static_assert(kRing >= 1, "at least one staging box");
     const int t = threadIdx.x % 128;
     const int barrier = warpgroup_barrier(consumer);  // this warpgroup's own (barriers.cuh)
@@ -156,8 +165,15 @@ struct TmaStoreEpilogue {
     if (t == 0) {
       if constexpr (kMMajor)
         ptx::tma_store_3d(&p.store.map_out, dst, row0, col0 + 64 * box, group);
+#ifdef GEMMOPS_RAGGED_TMA_STORE
+      else {  // out's ragged map (params.cuh): the box's rows from row_end on are clipped
+        const int end = row_end < row0 + 64 ? row_end : row0 + 64;
+        ptx::tma_store_3d(&p.store.map_out, dst, col0 + 64 * box, 64 - (end - row0), end);
+      }
+#else
       else
         ptx::tma_store_2d(&p.store.map_out, dst, col0 + 64 * box, row0);
+#endif
       ptx::tma_store_commit();
     }
   }
