@@ -104,24 +104,18 @@ struct KernelConfig {
   // 128 K; true, a scale per row of A and per column of B over all of K (torch's "rowwise"), applied
   // once to the promoted sum after the main loop.
   bool fp8_rowwise = false;
-  // Host only (not in the instantiation's text): the kernel was compiled with
-  // GEMMOPS_RAGGED_TMA_STORE, so the launch encodes out's ragged map (params.cuh).
-  bool ragged_out_map = false;
 
   /// Rows and columns of one scheduler unit: the cluster's CTAs take adjacent tiles of one group.
   GEMMOPS_HD constexpr int unit_m() const { return tile_m * cluster_m; }
   GEMMOPS_HD constexpr int unit_n() const { return tile_n * cluster_n; }
   GEMMOPS_HD constexpr int cluster_size() const { return cluster_m * cluster_n; }
-  /// GEMMOPS_PAIR_LAST_UNIT (a kernel define for A/B timing; not yet run on a GPU): a 2-CTA cluster
-  /// along M takes a group's last unit, where one CTA's rows cover what is left of the group, as two
-  /// column tiles side by side (tile_scheduler.cuh, group_units) instead of a tile of rows past the
-  /// group for its second CTA. 16-bit M-grouped kernels without split-K.
+  /// A 2-CTA cluster along M takes a group's last unit, where one CTA's rows cover what is left of
+  /// the group, as two column tiles side by side (tile_scheduler.cuh, group_units) instead of a tile
+  /// of rows past the group for its second CTA. 16-bit M-grouped kernels without split-K, and not
+  /// with a gathered A: there both CTAs would gather the same rows, and on Mixtral's dgated piece
+  /// that ran 4.3% slower (H100, 2026-12-07; Qwen3's 1.3% faster), while plain A gained up to 12%.
   GEMMOPS_HD constexpr bool pairs_last_unit() const {
-#ifdef GEMMOPS_PAIR_LAST_UNIT
-    return cluster_m == 2 && group_axis == GroupAxis::m && !split_k && ab != ElemType::e4m3;
-#else
-    return false;
-#endif
+    return cluster_m == 2 && group_axis == GroupAxis::m && !split_k && ab != ElemType::e4m3 && !gather_a;
   }
   /// The first row of CTA `rank`'s tile in its scheduler unit (a cluster along N shares the rows).
   GEMMOPS_HD constexpr int cta_row_offset(int rank) const { return cluster_m > 1 ? rank * tile_m : 0; }

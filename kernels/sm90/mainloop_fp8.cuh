@@ -11,7 +11,6 @@
 
 #include "ptx/cluster.cuh"
 #include "ptx/mbarrier.cuh"
-#include "ptx/prefetch.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "ptx/wgmma_mma.cuh"
@@ -170,13 +169,6 @@ struct Fp8Mainloop {
         scales[1] = ahead[1];
         if (kb + 2 < blocks) load_scales(acc, kb + 2, ahead[0]);
         if (kb + 3 < blocks) load_scales(acc, kb + 3, ahead[1]);
-#ifdef GEMMOPS_FP8_SCALES_PREFETCH
-        // (A kernel define for A/B timing, not yet run on a GPU.) The turn after next's scales into
-        // L1, so that next turn's loads above wait for L1, not L2: read two turns ahead into
-        // registers instead, the 128x128 kernels spilled 8 bytes.
-        if (kb + 4 < blocks) prefetch_scales(acc, kb + 4);
-        if (kb + 5 < blocks) prefetch_scales(acc, kb + 5);
-#endif
         issue<0>(acc, s, cur, a_atom0);
         if (kb + 1 < blocks) {
           issue<1>(acc, s, cur, a_atom0);
@@ -251,18 +243,6 @@ struct Fp8Mainloop {
           out.row[a][h][0] = sa * sb[0];
           out.row[a][h][1] = sa * sb[1];
         }
-    }
-  }
-
-  /// Block kb's scales into L1 (the addresses load_scales reads; no registers held).
-  __device__ __forceinline__ static void prefetch_scales(const Accumulators& acc, int kb) {
-    if constexpr (!kRowwise) {
-      ptx::prefetch_l1(acc.b_scale + kb);
-      if constexpr (fp8_b_scale_parts<C>() == 2) ptx::prefetch_l1(acc.b_scale + acc.b_next + kb);
-#pragma unroll
-      for (int a = 0; a < kAtoms; ++a)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) ptx::prefetch_l1(acc.a_scale[a][h] + kb);
     }
   }
 

@@ -34,12 +34,11 @@ struct MainloopParams {
 
 /// Where a tile leaves to: out (out rows, N), N contiguous.
 struct StoreParams {
-  // Used by the TMA store only: dims {N, out rows}; K-grouped M-major {M, N, G}; or, compiled with
-  // GEMMOPS_RAGGED_TMA_STORE (KernelConfig::ragged_out_map on the host), out's ragged view: dims
-  // {N, 64, out rows + 1}, both row dims of out's row stride, based 64 rows before out. A box at
-  // (c, 64 - (e - r), e), e <= r + 64, covers out's rows r .. r + 63 and is clipped from row e on
-  // (its second coordinate reaches 64 there): a slab straddling a group's end e goes by TMA too,
-  // writing none of the next group's rows.
+  // Used by the TMA store only. K-grouped M-major out: dims {M, N, G}. Otherwise out's ragged view
+  // (the trick of QuACK's and Triton's ragged TMA): dims {N, 64, out rows + 1}, both row dims of
+  // out's row stride, based 64 rows before out. A box at (c, 64 - (e - r), e), r < e <= r + 64,
+  // covers out's rows r .. r + 63 and is clipped from row e on (its second coordinate reaches 64
+  // there), so a slab straddling a group's end e writes none of the next group's rows.
   TensorMap map_out;
   void* out;
   int64_t out_row_stride;  // elements

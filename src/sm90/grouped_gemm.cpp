@@ -148,9 +148,6 @@ Result<Artifact> GroupedGemmOperator::do_compile(const Arguments& args) const {
   }
   auto impl = std::make_shared<Sm90Artifact>();
   impl->config = pl->config();
-  // An A/B define that changes what the launch encodes (params.cuh): the artifact remembers it.
-  for (const std::string& o : req.options)
-    if (o == "-DGEMMOPS_RAGGED_TMA_STORE") impl->config.ragged_out_map = impl->config.epilogue == 1 && !impl->config.out_m_major;
   GEMMOPS_ASSIGN_OR_RETURN(impl->compiled, jit::compile_cached(req));
   impl->module = std::make_unique<cuda::LazyModule>(impl->compiled->cubin);
   std::string description = req.name_expressions[0] + " (cubin from " + impl->compiled->origin + ")";

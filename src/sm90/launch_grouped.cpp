@@ -173,27 +173,21 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
     GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m3, cuda::encode_tiled(*api, out_type, 3, p.out->data, dims, strides, box,
                                                                 CU_TENSOR_MAP_SWIZZLE_128B));
     store_map(m3, &params.store.map_out);
-  } else if (c.epilogue == 1) {  // out (out rows, N), N contiguous; a box is one 64 x 64 slab chunk
+  } else if (c.epilogue == 1) {
+    // out (out rows, N), N contiguous, as its ragged view (kernels/sm90/params.cuh): dims {N, 64,
+    // out rows + 1}, both row dims one row apart, based 64 rows before out (no box reaches above
+    // row 0); a box is one 64 x 64 slab chunk.
     const uint64_t out_esize = size_of(p.out->dtype);
     const int64_t out_cols = c.op.gated() ? p.n / 2 : p.n;  // a gated op writes half the product's columns
-    const uint64_t dims[2] = {at_least_one(out_cols), at_least_one(p.out_rows)};
-    const uint64_t strides[1] = {stride_bytes(p.out_row_stride, p.out_rows, out_esize)};
-    const uint32_t box[2] = {64, 64};
+    const uint64_t row_bytes = stride_bytes(p.out_row_stride, p.out_rows, out_esize);
+    const uint64_t dims[3] = {at_least_one(out_cols), 64, static_cast<uint64_t>(std::max<int64_t>(p.out_rows, 0)) + 1};
+    const uint64_t strides[2] = {row_bytes, row_bytes};
+    const uint32_t box[3] = {64, 64, 1};
     GEMMOPS_ASSIGN_OR_RETURN(const CUtensorMapDataType out_type, tma_type(p.out->dtype, "out"));
-    if (c.ragged_out_map) {  // {N, 64, rows + 1}, both row dims one row apart, based 64 rows early (params.cuh)
-      const uint64_t row_bytes = strides[0];
-      const uint64_t rdims[3] = {dims[0], 64, static_cast<uint64_t>(std::max<int64_t>(p.out_rows, 0)) + 1};
-      const uint64_t rstrides[2] = {row_bytes, row_bytes};
-      const uint32_t rbox[3] = {64, 64, 1};
-      void* early = static_cast<char*>(p.out->data) - 64 * row_bytes;  // never written: boxes start at row >= 0
-      GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, out_type, 3, early, rdims, rstrides, rbox,
-                                                                 CU_TENSOR_MAP_SWIZZLE_128B));
-      store_map(m, &params.store.map_out);
-    } else {
-      GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, out_type, 2, p.out->data, dims, strides, box,
-                                                                 CU_TENSOR_MAP_SWIZZLE_128B));
-      store_map(m, &params.store.map_out);
-    }
+    void* early = static_cast<char*>(p.out->data) - 64 * row_bytes;
+    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, out_type, 3, early, dims, strides, box,
+                                                               CU_TENSOR_MAP_SWIZZLE_128B));
+    store_map(m, &params.store.map_out);
   }
   params.store.out = p.out->data;
   params.store.out_row_stride = p.out_row_stride;

@@ -195,10 +195,33 @@ TEST(Sm90GroupChunksLaunch, operands_without_k_map_one_element_at_outs_address) 
     for (cuuint64_t d : seen().maps[i].dims) EXPECT_EQ(d, 1u) << "map " << i;
     for (cuuint64_t s : seen().maps[i].strides) EXPECT_EQ(s, 16u) << "map " << i;
   }
-  EXPECT_EQ(seen().maps[2].dims, (std::vector<cuuint64_t>{2048, 1000}));  // out as it is
+  EXPECT_EQ(seen().maps[2].dims, (std::vector<cuuint64_t>{2048, 64, 1001}));  // out's ragged view, all of it
   ASSERT_EQ(seen().params.size(), 1u);
   EXPECT_EQ(seen().params[0].scheduler.k, 0);
   EXPECT_EQ(seen().params[0].scheduler.table_groups, seen().params[0].scheduler.groups + 1);
+}
+
+// The TMA store's map of out (kernels/sm90/params.cuh): a box at (c, 64 - (e - r), e) must address
+// out's row r and clip its rows from e on, with no box reaching above out's first row.
+TEST(Sm90GroupChunksLaunch, out_is_mapped_ragged_so_a_box_stops_at_its_groups_end) {
+  RecordingDriver driver;
+  GroupedGemmArguments args = with_data(testing::moe_forward(8, 1000, 256, 512));
+  ASSERT_TRUE(launch(args, design_named("128x256x64_c2x1_s3_coop_tma")));
+  ASSERT_EQ(seen().maps.size(), 3u);
+  const Seen::Map& out = seen().maps[2];
+  const uint64_t row_bytes = 256 * 2;  // out (1000, 256) bf16
+  EXPECT_EQ(out.dims, (std::vector<cuuint64_t>{256, 64, 1001}));
+  EXPECT_EQ(out.strides, (std::vector<cuuint64_t>{row_bytes, row_bytes}));
+  const auto base = reinterpret_cast<uintptr_t>(out.base);
+  EXPECT_EQ(base, kOut - 64 * row_bytes);
+  for (const auto& [r, e] : {std::pair{0, 64}, std::pair{0, 5}, std::pair{936, 1000}, std::pair{960, 1000},
+                             std::pair{130, 131}}) {
+    const uint64_t x1 = 64 - (e - r), x2 = e;
+    EXPECT_EQ(base + x1 * row_bytes + x2 * row_bytes, kOut + r * row_bytes) << r << " " << e;
+    // Box row i is written while x1 + i < 64, that is while r + i < e; the last row addressed is in out.
+    EXPECT_EQ(64 - x1, static_cast<uint64_t>(e - r));
+    EXPECT_LE(x2, out.dims[2] - 1);
+  }
 }
 
 TEST(Sm90GroupChunksLaunch, tensor_maps_take_the_element_type_of_their_dtype_and_refuse_others) {
