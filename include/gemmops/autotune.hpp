@@ -32,8 +32,10 @@ struct Timing {
   Status status;
 };
 
-/// Times one operator on `args` with `artifact`: microseconds per run. The default times CUDA
-/// tensors with events on options.stream (synchronising with it) and host tensors with a clock.
+/// Times one operator on `args` with `artifact`: microseconds per run (given one, autotune times the
+/// candidates one after another through it). The default times CUDA tensors with events on
+/// options.stream (synchronising with it), round-robin: run i of every candidate before run i + 1 of
+/// any, so drift over the timing (clocks, temperature, L2) falls on all alike; host tensors with a clock.
 using RunTimer =
     std::function<Result<double>(const Operator& op, const Arguments& args, const Artifact& artifact,
                                  const AutotuneOptions& options)>;

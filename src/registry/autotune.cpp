@@ -1,4 +1,4 @@
-// src/registry/autotune.cpp: compile, warm up, time each candidate, order by the median
+// src/registry/autotune.cpp: compile, warm up, time the candidates (round-robin on a GPU), order by the median
 // SPDX-License-Identifier: Apache-2.0
 #include "gemmops/autotune.hpp"
 
@@ -23,42 +23,82 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Each run waits at most o.timeout_ms; `timed_out` says when one did not finish.
-Result<double> time_runs(const Operator& op, const Arguments& args, const Artifact& artifact,
-                         const AutotuneOptions& o, bool& timed_out) {
-  const bool on_gpu = operand_a(args).device.is_cuda();
-  const int ordinal = operand_a(args).device.index;
-  // The candidate's own workspace, if it wants one (split-K partials), freed after its timing.
-  DeviceBuffer scratch;
-  Workspace ws;
-  if (const std::size_t bytes = op.workspace_size(args); bytes > 0) {
-    if (!on_gpu) return invalid_argument("workspace: " + op.name() + " wants device workspace for host operands");
-    GEMMOPS_ASSIGN_OR_RETURN(scratch, DeviceBuffer::allocate(bytes, ordinal));
-    ws = {scratch.data(), bytes};
-  }
+// Host operands: each run timed by the clock (the GPU's candidates are timed round-robin below).
+Result<double> time_host_runs(const Operator& op, const Arguments& args, const Artifact& artifact,
+                              const AutotuneOptions& o) {
+  if (op.workspace_size(args) > 0)
+    return invalid_argument("workspace: " + op.name() + " wants device workspace for host operands");
   std::vector<double> us;
-  if (on_gpu) {
-    GEMMOPS_ASSIGN_OR_RETURN(EventTimer timer, EventTimer::create(ordinal));
-    for (int i = 0; i < o.warmup + o.iterations; ++i) {  // the warm-up runs are waited for too
-      GEMMOPS_TRY(timer.start(o.stream));
-      GEMMOPS_TRY(op.run(args, artifact, o.stream, ws));
-      GEMMOPS_TRY(timer.stop(o.stream));
-      Result<float> ms = timer.elapsed_ms(o.timeout_ms);
-      if (!ms) {
-        timed_out = true;
-        return driver_error(op.name() + ": " + ms.status().message());
-      }
-      if (i >= o.warmup) us.push_back(double(*ms) * 1e3);
-    }
-  } else {
-    for (int i = 0; i < o.warmup; ++i) GEMMOPS_TRY(op.run(args, artifact, o.stream, ws));
-    for (int i = 0; i < o.iterations; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      GEMMOPS_TRY(op.run(args, artifact, o.stream, ws));
-      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    }
+  for (int i = 0; i < o.warmup; ++i) GEMMOPS_TRY(op.run(args, artifact, o.stream, {}));
+  for (int i = 0; i < o.iterations; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    GEMMOPS_TRY(op.run(args, artifact, o.stream, {}));
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   return median(std::move(us));
+}
+
+// A candidate being timed round-robin: its workspace and its run times so far.
+struct Contender {
+  Timing* timing;
+  const Artifact* artifact;
+  DeviceBuffer scratch;
+  Workspace ws;
+  std::vector<double> us;
+};
+
+// Times GPU candidates round-robin: run i of every candidate before run i + 1 of any, so drift over
+// the timing (clocks, temperature, what L2 holds) falls on all alike; timed one after another, the
+// first candidates ran on a cooler GPU. A run that fails fails its candidate only; one that does not
+// finish stops the timing (its kernel may still occupy the device) and fails the rest.
+void time_round_robin(const Arguments& args, std::vector<Contender>& cs, const AutotuneOptions& o) {
+  const int ordinal = operand_a(args).device.index;
+  Result<EventTimer> timer = EventTimer::create(ordinal);
+  if (!timer) {
+    for (Contender& c : cs) c.timing->status = timer.status();
+    return;
+  }
+  for (Contender& c : cs) {
+    if (const std::size_t bytes = c.timing->op->workspace_size(args); bytes > 0) {
+      Result<DeviceBuffer> b = DeviceBuffer::allocate(bytes, ordinal);
+      if (!b) {
+        c.timing->status = b.status();
+        continue;
+      }
+      c.scratch = std::move(*b);
+      c.ws = {c.scratch.data(), bytes};
+    }
+  }
+  std::string busy;
+  for (int i = 0; i < o.warmup + o.iterations && busy.empty(); ++i) {
+    for (Contender& c : cs) {
+      if (!c.timing->status || !busy.empty()) continue;
+      const Operator& op = *c.timing->op;
+      Status s = timer->start(o.stream);
+      if (s) s = op.run(args, *c.artifact, o.stream, c.ws);
+      if (s) s = timer->stop(o.stream);
+      if (!s) {
+        c.timing->status = s;
+        continue;
+      }
+      Result<float> ms = timer->elapsed_ms(o.timeout_ms);
+      if (!ms) {
+        c.timing->status = driver_error(op.name() + ": " + ms.status().message());
+        busy = op.name();
+        continue;
+      }
+      if (i >= o.warmup) c.us.push_back(double(*ms) * 1e3);
+    }
+  }
+  for (Contender& c : cs) {
+    if (!c.timing->status) continue;
+    if (c.us.size() < static_cast<std::size_t>(o.iterations)) {
+      c.timing->status = driver_error(c.timing->op->name() + ": not timed: " + busy +
+                                      " did not finish and may still occupy the device");
+      continue;
+    }
+    c.timing->median_us = median(std::move(c.us));
+  }
 }
 
 // Compiles the candidates on up to `threads` threads: a cold cache compiles each kernel with NVRTC
@@ -100,7 +140,7 @@ std::vector<Timing> autotune(const Arguments& args, const std::vector<OperatorPt
   o.iterations = std::max(1, o.iterations);
   o.warmup = std::max(0, o.warmup);
   const bool trial_allowed = o.include_trial || env::trial_designs();
-  // First who may be timed, then their compiles side by side, then the timings one at a time.
+  // First who may be timed, then their compiles side by side, then the timings.
   std::vector<Timing> all;
   std::vector<const Operator*> to_compile;
   for (const OperatorPtr& op : candidates) {
@@ -113,27 +153,34 @@ std::vector<Timing> autotune(const Arguments& args, const std::vector<OperatorPt
     all.push_back(std::move(t));
   }
   auto artifacts = compile_all(args, to_compile, compile_threads(o));
-  std::vector<Timing> timed, failed;
-  std::string busy;  // the candidate that did not finish: nothing after it is timed
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    Timing& t = all[i];
-    const Operator& op = *t.op;
-    if (t.status && !busy.empty()) {
-      t.status = driver_error(op.name() + ": not timed: " + busy + " did not finish before it and may still occupy the device");
-    } else if (t.status) {
+  if (!timer && operand_a(args).device.is_cuda()) {
+    std::vector<Contender> cs;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (!all[i].status) continue;
+      Result<Artifact>& artifact = *artifacts[i];
+      if (!artifact) {
+        all[i].status = artifact.status();
+        continue;
+      }
+      cs.push_back(Contender{&all[i], &*artifact, {}, {}, {}});
+    }
+    time_round_robin(args, cs, o);
+  } else {  // a given timer, or host operands: one candidate after another
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      Timing& t = all[i];
+      if (!t.status) continue;
       Result<Artifact>& artifact = *artifacts[i];
       if (!artifact) {
         t.status = artifact.status();
-      } else {
-        bool timed_out = false;
-        auto us = timer ? timer(op, args, *artifact, o) : time_runs(op, args, *artifact, o, timed_out);
-        if (us) t.median_us = *us;
-        t.status = us.status();
-        if (timed_out) busy = op.name();
+        continue;
       }
+      auto us = timer ? timer(*t.op, args, *artifact, o) : time_host_runs(*t.op, args, *artifact, o);
+      if (us) t.median_us = *us;
+      t.status = us.status();
     }
-    (t.status ? timed : failed).push_back(std::move(t));
   }
+  std::vector<Timing> timed, failed;
+  for (Timing& t : all) (t.status ? timed : failed).push_back(std::move(t));
   // Stable: equal times keep the candidates' order (the heuristic's, when it came from get_operators).
   std::stable_sort(timed.begin(), timed.end(), [](const Timing& a, const Timing& b) { return a.median_us < b.median_us; });
   timed.insert(timed.end(), failed.begin(), failed.end());
