@@ -203,11 +203,12 @@ const Sm90Design kFp8Designs[] = {
     // the promoted sum, and one 128-column tile is one 128x128 B scale block. 5 stages of 32 KiB.
     // Passed the GPU suite and memcheck on an H100 (2026-12-06, its two-set loop on 2026-12-07).
     fp8_tile(128, 1, 5, Epilogue::store, /*trial=*/false),
-    // Both over a 2-CTA cluster, B multicast (the 16-bit kernels' load_b and cluster release): half
-    // the B tiles' L2 reads. Block scales only: with rowwise ones it spills 4 bytes (plan.cpp refuses
-    // them). Passed the GPU suite; slower than the 1-CTA TMA design on every timed row: trials.
+    // Over a 2-CTA cluster, B multicast (the 16-bit kernels' load_b and cluster release): half the B
+    // tiles' L2 reads. Block scales only: with rowwise ones it spills 4 bytes (plan.cpp refuses
+    // them). Passed the GPU suite; slower than the 1-CTA TMA design on every timed row: a trial.
+    // (Its TMA-epilogue twin was slower on every row of two H100 sessions, 0.3-5%, and with the
+    // ragged store's coordinates it spilled 4 bytes: dropped, 2026-12-07.)
     fp8_tile(128, 2, 5),
-    fp8_tile(128, 2, 5, Epilogue::tma_store),
     // 128x192 (DeepGEMM's tile where N allows it; it reaches ~1400 TFLOP/s where our 128x128 reaches
     // ~1000): 64 x 192 a warpgroup, one block set of 96 beside the promoted sum (three sets would
     // not fit), the two warpgroups interleaving their MMAs; a tile straddles two B scale blocks.
