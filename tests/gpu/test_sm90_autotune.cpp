@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
+#include <vector>
 
 #include "gemmops/autotune.hpp"
 #include "gemmops/gemmops.hpp"
 #include "support/compare.hpp"
 #include "support/device_problem.hpp"
+#include "support/fake_operator.hpp"
 #include "support/random_problems.hpp"
 #include "support/reference.hpp"
 
@@ -47,6 +50,32 @@ TEST(Sm90Autotune, orders_the_gpu_operators_by_event_time_and_its_pick_is_correc
   ASSERT_TRUE(out);
   const Comparison c = compare(*out, reference_result(host.arguments()), default_tolerance(spec.out, spec.k));
   EXPECT_TRUE(c.ok()) << tuned[0].op->name() << ": " << c.describe();
+}
+
+// On a GPU the candidates are timed round-robin (run i of each before run i + 1 of any), so drift
+// over the timing falls on all alike: the runs of two operators that only record their order.
+TEST(Sm90Autotune, times_gpu_candidates_round_robin) {
+  GEMMOPS_SKIP_WITHOUT_DEVICE("90a");
+  std::mt19937 rng(12);
+  ProblemSpec spec;
+  spec.kind = OperationKind::grouped_m;
+  spec.m = 256, spec.n = 128, spec.k = 64, spec.groups = 2;
+  HostProblem host = make_problem(spec, rng);
+  auto dev = DeviceProblem::upload(host);
+  ASSERT_TRUE(dev) << dev.status().to_string();
+  std::vector<std::string> order;
+  auto recording = [&](const std::string& name) {
+    FakeOperator::Options o;
+    o.name = name;
+    o.target = *Target::parse("90a");
+    o.estimate_us = 1;
+    o.on_run = [&order, name] { order.push_back(name); };
+    return OperatorPtr(FakeOperator::make(std::move(o)));
+  };
+  const auto tuned = autotune(dev->args, {recording("a"), recording("b")}, {.warmup = 1, .iterations = 2});
+  ASSERT_EQ(tuned.size(), 2u);
+  for (const Timing& t : tuned) EXPECT_TRUE(t.status) << t.op->name() << ": " << t.status.to_string();
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "b", "a", "b", "a", "b"}));
 }
 
 }  // namespace

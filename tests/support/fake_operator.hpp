@@ -26,6 +26,7 @@ class FakeOperator : public Operator {
     bool by_signature = false;          ///< what answers_by_signature says
     bool trial = false;                 ///< OperatorMetadata::trial
     std::function<void()> on_compile;   ///< called inside each compile (may be called on any thread)
+    std::function<void()> on_run;       ///< called inside each run
   };
 
   explicit FakeOperator(Options o) : Operator(metadata_of(o)), o_(std::move(o)) {}
@@ -59,6 +60,7 @@ class FakeOperator : public Operator {
   std::size_t do_workspace_size(const Arguments&) const override { return o_.workspace; }
   Status do_run(const Arguments&, const Artifact&, Stream, Workspace) const override {
     ++run_calls;
+    if (o_.on_run) o_.on_run();
     return Status::ok();
   }
   double do_estimated_time_us(const Arguments&, const Target&) const override { return o_.estimate_us; }
