@@ -272,7 +272,7 @@ def main():
     p.add_argument("--rows", default="deepgemm,uniform,zipf,masked")
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--ab-defines", default="", help="also time gemmops' fp8 operators compiled with these "
-                   "GEMMOPS_KERNEL_DEFINES (e.g. GEMMOPS_AB_BASELINE), in the same round-robin")
+                   "GEMMOPS_KERNEL_DEFINES (a kernel change behind a define), in the same round-robin")
     p.add_argument("--markdown", default=None, help="also write the table here")
     p.add_argument("--once", default="", metavar="DESIGN",
                    help="time nothing: run the fp8 design whose name holds DESIGN (e.g. 128x192x128_c1x1_s4_coop_tma) "

@@ -127,7 +127,7 @@ def main(argv=None):
                     help="time only each piece's first N candidates and its trial designs (default: all)")
     ap.add_argument("--ab-defines", default="",
                     help="kernel A/B in one process: time each piece's pick compiled as it is and compiled with these "
-                         "GEMMOPS_KERNEL_DEFINES (e.g. GEMMOPS_AB_BASELINE), round-robin, instead of every candidate")
+                         "GEMMOPS_KERNEL_DEFINES (a kernel change behind a define), round-robin, instead of every candidate")
     a = ap.parse_args(argv)
     device = device_or_exit("cuda", NO_DEVICE)
     if device is None:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/batches/kernel_ab.sh: a kernel change behind a define (DEFINES, e.g. GEMMOPS_PAIR_LAST_UNIT),
+# bench/batches/kernel_ab.sh: a kernel change behind a define (DEFINES: the names that switch it on),
 # in one call: the GPU suite's tests of FILTER compiled with it (GEMMOPS_KERNEL_DEFINES), then each
 # MoE step piece's pick compiled as built and with it, timed round-robin in one process
 # (bench_step_gemms --ab-defines) on STEP_CONFIGS
