@@ -4,23 +4,28 @@
 # git revision's, compared entry by entry with the kernels' mangled names and debug lines set aside
 # (a new KernelConfig field changes every name, not the code). Needs nvcc, no GPU.
 #   scripts/ptx_diff.sh [--rev REV] [--defines "A B"] [--base-defines "A B"] [--kernels FILE]
+#                       [--any-param-size] [--show]
 # --rev: the baseline (default HEAD); --defines / --base-defines: -D names for this tree's side / the
 # baseline's (a define made the default: --base-defines NAME shows the new default is the old define's
-# code); --kernels: a file of
+# code); --any-param-size: the parameter's byte size set aside too (a field added at the end of
+# GroupedGemmParams changes no code); --show: the differing lines; --kernels: a file of
 # KernelConfig initializers, one a line (default: a 2-CTA TMA-ring cooperative, a gathered 2-CTA
 # ping-pong, a gathered K-grouped ping-pong, a split-K twin, the 1-CTA 128x256 and the fp8 ones).
 # Prints one line a kernel (same / differs) and exits 1 if any differs.
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-rev=HEAD defines="" base_defines="" kernels=""
+rev=HEAD defines="" base_defines="" kernels="" any_param_size=0 show=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rev) rev=$2; shift 2 ;;
     --defines) defines=$2; shift 2 ;;
     --base-defines) base_defines=$2; shift 2 ;;
     --kernels) kernels=$2; shift 2 ;;
-    *) echo "usage: scripts/ptx_diff.sh [--rev REV] [--defines \"A B\"] [--base-defines \"A B\"] [--kernels FILE]" >&2
+    --any-param-size) any_param_size=1; shift ;;
+    --show) show=1; shift ;;
+    *) echo "usage: scripts/ptx_diff.sh [--rev REV] [--defines \"A B\"] [--base-defines \"A B\"] [--kernels FILE]" \
+            "[--any-param-size] [--show]" >&2
        exit 2 ;;
   esac
 done
@@ -61,7 +66,9 @@ nvcc "${flags[@]}" "${dflags[@]}" -Ikernels -o "$tmp/this.ptx" "$tmp/kernels.cu"
 wait "$base_pid"
 # One file a kernel, in order, without comments, debug lines and mangled names.
 split_entries() {
-  grep -v '^\s*//' "$1" | grep -v '\.file\|\.loc' | sed -E 's/_ZN7gemmops[A-Za-z0-9_]+/K/g' |
+  local size='s/x/x/'
+  [ "$any_param_size" = 1 ] && size='s/(\.b8 K)\[[0-9]+\]/\1[size]/'
+  grep -v '^\s*//' "$1" | grep -v '\.file\|\.loc' | sed -E 's/_ZN7gemmops[A-Za-z0-9_]+/K/g' | sed -E "$size" |
     awk -v out="$2" '/^\.visible \.entry/ {n++} n > 0 {print > (out "." n)}'
 }
 split_entries "$tmp/base.ptx" "$tmp/b"
@@ -74,6 +81,7 @@ while IFS= read -r line; do
     echo "same     {$line}"
   else
     echo "differs  {$line} ($(diff "$tmp/b.$i" "$tmp/t.$i" | grep -c '^[<>]') lines)"
+    [ "$show" = 1 ] && diff "$tmp/b.$i" "$tmp/t.$i" | head -40
     status=1
   fi
 done < "$tmp/configs"

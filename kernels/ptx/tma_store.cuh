@@ -31,6 +31,14 @@ __device__ __forceinline__ void tma_store_3d(const void* map, const void* smem_s
                : "memory");
 }
 
+/// Stores the box at `smem_src` to the 4D tensor of `map` at (c0, c1, c2, c3); clipped at its bounds.
+__device__ __forceinline__ void tma_store_4d(const void* map, const void* smem_src, int c0, int c1, int c2, int c3) {
+  const auto src = static_cast<::cuda::std::uint32_t>(__cvta_generic_to_shared(smem_src));
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(map),
+               "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(src)
+               : "memory");
+}
+
 __device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 /// Waits until all but the `kPending` most recently committed store groups have read their shared
 /// memory (it may be overwritten).

@@ -29,8 +29,9 @@ struct TmaStoreEpilogue {
   template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, int kLen>
   __device__ __forceinline__ static void store(float (&acc)[kAtoms][kLen], const TileContext& t,
                                                ::cuda::std::uint8_t* staging, int& ring_pos, const GroupedGemmParams& p) {
-    static_assert(!kOp.second_operands(),
-                  "the TMA store does not write the second operands yet: the direct store does (supports() says so)");
+    static_assert(!kOp.activation_grad,
+                  "the TMA store does not write the activation's backward yet: the direct store does (supports() says so)");
+    if constexpr (kOp.pre_activation) store_pre_activation<kOp, kTileN, kAtoms, kRing>(acc, t, staging, ring_pos, p);
     const OpFragment<kOp, kTileN, kAtoms, kLen> f(acc, p, t);
     if constexpr (kMMajor) {
       static_assert(kOp.identity(), "an M-major out is the K-grouped form's, which takes no op");
@@ -83,6 +84,7 @@ struct TmaStoreEpilogue {
     for (int a = 0; a < kAtoms; ++a) {
       if (a >= atoms) break;
       const float s0 = f.row_scale(a, 0), s1 = f.row_scale(a, 1);
+      const int slab_row = row0 + 64 * a;
 #pragma unroll
       for (int box = 0; box < kBoxes; ++box)
         store_box<kRing>(
@@ -90,7 +92,14 @@ struct TmaStoreEpilogue {
               const float s = half ? s1 : s0;
               return pack(f.entry(a, 4 * j + 2 * half, s), f.entry(a, 4 * j + 2 * half + 1, s));
             },
-            box, p, staging, ring_pos, consumer, row0 + 64 * a, col0, group, row_end);
+            8 * box, staging, ring_pos, consumer, [&](const void* dst) {
+              if constexpr (kMMajor) {
+                ptx::tma_store_3d(&p.store.map_out, dst, slab_row, col0 + 64 * box, group);
+              } else {  // out's ragged map (params.cuh): the box's rows from row_end on are clipped
+                const int end = row_end < slab_row + 64 ? row_end : slab_row + 64;
+                ptx::tma_store_3d(&p.store.map_out, dst, col0 + 64 * box, 64 - (end - slab_row), end);
+              }
+            });
     }
     // The waits above count on every box of the ring having been stored before its turn comes
     // again; a short tile (a group's last) breaks that, so it drains, and the ring starts afresh.
@@ -104,18 +113,17 @@ struct TmaStoreEpilogue {
     return kOut == ElemType::bf16 ? ptx::pack_bf16x2(v0, v1) : ptx::pack_f16x2(v0, v1);
   }
 
-  /// Stages the 64x64 box `box` (columns 64 * box ..) of a slab whose first row is `row0` and starts
-  /// its TMA store; `pair_at(j, half)` gives a thread's 16-bit pair of 8-column block j. Called by
-  /// all 128 threads of the warpgroup with the same `box`. kMMajor: the box is staged transposed,
-  /// the thread's pair (row r, columns c, c + 1) to staging rows c and c + 1 (out's N) at column r
-  /// (out's M), in the 128-byte swizzle of the 3D map's (64 M, 64 N) box (element (n, m) at
+  /// Stages one 64x64 box of a 64-row slab and starts its TMA store: `pair_at(j, half)` gives a
+  /// thread's 16-bit pair of 8-column block j of the fragment, the box's blocks block0 .. block0 + 7,
+  /// and `issue(dst)` (thread 0) starts the bulk store of the staged box at `dst` through its map.
+  /// Called by all 128 threads of the warpgroup alike. kMMajor: the box is staged transposed, the
+  /// thread's pair (row r, columns c, c + 1) to staging rows c and c + 1 (out's N) at column r (out's
+  /// M), in the 128-byte swizzle of the 3D map's (64 M, 64 N) box (element (n, m) at
   /// n * 128 + ((m / 8) ^ (n % 8)) * 16 + (m % 8) * 2; a warp's 16-bit stores of one (j, half) fall in
-  /// 4 distinct 16-byte chunks), and stored at (m = row0, n, group).
-  template <int kRing, typename PairAt>
-  __device__ __forceinline__ static void store_box(PairAt&& pair_at, int box, const GroupedGemmParams& p,
-                                                   ::cuda::std::uint8_t* staging, int& ring_pos, int consumer,
-                                                   int row0, int col0, [[maybe_unused]] int group,
-                                                   [[maybe_unused]] int row_end) {
+  /// 4 distinct 16-byte chunks).
+  template <int kRing, typename PairAt, typename Issue>
+  __device__ __forceinline__ static void store_box(PairAt&& pair_at, int block0, ::cuda::std::uint8_t* staging,
+                                                   int& ring_pos, int consumer, Issue&& issue) {
     static_assert(kRing >= 1, "at least one staging box");
     const int t = threadIdx.x % 128;
     const int barrier = warpgroup_barrier(consumer);  // this warpgroup's own (barriers.cuh)
@@ -127,7 +135,7 @@ struct TmaStoreEpilogue {
     ring_pos = ring_pos + 1 == kRing ? 0 : ring_pos + 1;
 #pragma unroll
     for (int chunk = 0; chunk < 8; ++chunk) {
-      const int j = box * 8 + chunk;  // 8-column block of the accumulator fragment
+      const int j = block0 + chunk;  // 8-column block of the accumulator fragment
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int rr = r + 8 * half;
@@ -149,13 +157,42 @@ struct TmaStoreEpilogue {
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(barrier, 128);
     if (t == 0) {
-      if constexpr (kMMajor)
-        ptx::tma_store_3d(&p.store.map_out, dst, row0, col0 + 64 * box, group);
-      else {  // out's ragged map (params.cuh): the box's rows from row_end on are clipped
-        const int end = row_end < row0 + 64 ? row_end : row0 + 64;
-        ptx::tma_store_3d(&p.store.map_out, dst, col0 + 64 * box, 64 - (end - row0), end);
-      }
+      issue(dst);
       ptx::tma_store_commit();
+    }
+  }
+
+  /// The forward's pre-activation (EpilogueOp::pre_activation): v = acc (the accumulators start from
+  /// the bias) at the product's columns, staged through the same ring as out and stored through
+  /// params.map_pre_activation, h's ragged view with a fourth dimension for the halves
+  /// (launch_grouped.cpp): dims {h's columns of a half, 64, rows + 1, halves}. Concatenated gated
+  /// halves: the tile's first kTileN / 2 columns are gate columns col0 / 2 .. of half 0, the rest the
+  /// same up columns of half 1 (I columns on), each clipped at I; otherwise one half of N columns.
+  /// The zero tail's rows (and tiles without k-blocks and bias) get zeros. 16-bit h only.
+  template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, int kLen>
+  __device__ __forceinline__ static void store_pre_activation(const float (&acc)[kAtoms][kLen], const TileContext& t,
+                                                              ::cuda::std::uint8_t* staging, int& ring_pos,
+                                                              const GroupedGemmParams& p) {
+    static_assert(!kMMajor && kTileN % (kOp.split_b() ? 128 : 64) == 0, "whole 64-column boxes of each half");
+    constexpr int kBoxes = kTileN / 64;
+    constexpr int kHalfBoxes = kOp.split_b() ? kBoxes / 2 : kBoxes;
+    const bool zeros = !kOp.bias && t.no_k;  // nothing set the registers
+    const int h_col0 = kOp.split_b() ? t.col0 / 2 : t.col0;
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a) {
+      if (a >= t.live_atoms) break;
+      const int slab_row = t.row0 + 64 * a;
+      const int end = t.row_end < slab_row + 64 ? t.row_end : slab_row + 64;
+#pragma unroll
+      for (int box = 0; box < kBoxes; ++box)
+        store_box<kRing>(
+            [&](int j, int half) {
+              return zeros ? 0u : pack(acc[a][4 * j + 2 * half], acc[a][4 * j + 2 * half + 1]);
+            },
+            8 * box, staging, ring_pos, t.consumer, [&](const void* dst) {
+              ptx::tma_store_4d(&p.map_pre_activation, dst, h_col0 + 64 * (box % kHalfBoxes),
+                                64 - (end - slab_row), end, box / kHalfBoxes);
+            });
     }
   }
 

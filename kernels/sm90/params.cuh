@@ -124,6 +124,9 @@ struct GroupedGemmParams {
   SplitKParams split_k;      // read only by the split-K twin (KernelConfig::split_k)
   OpParams op;               // read only by kernels with a fused epilogue op (KernelConfig::op)
   ScaleParams scales;        // read only by the fp8 main loop (KernelConfig::ab == e4m3)
+  // Read only by the TMA store of the pre-activation (epilogue_tma.cuh): h's ragged view with its
+  // halves as a fourth dimension. Last, so that every other field keeps its offset.
+  TensorMap map_pre_activation;
 };
 
 }  // namespace gemmops::kernels::sm90

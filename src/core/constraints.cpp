@@ -181,9 +181,10 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
     if (c.trial_k_grouped_out_m_major && k_grouped_out_m_major(kind, out))
       return unsupported("out: a K-grouped out stored M-major" + std::string(kAsk));
     const EpilogueOps& e = epilogue_of(args);
-    if (c.epilogue.trial_second_operands && e.activation_grad)
+    // (Only where the operator serves the op at all: otherwise the reason is that it does not.)
+    if (c.epilogue.trial_second_operands && e.activation_grad && c.epilogue.activation_grad)
       return unsupported("epilogue.activation_grad" + std::string(kAsk));
-    if (c.epilogue.trial_second_operands && e.pre_activation)
+    if (c.epilogue.trial_second_operands && e.pre_activation && c.epilogue.pre_activation)
       return unsupported("epilogue.pre_activation" + std::string(kAsk));
   }
   if (A.device.kind != c.device) {

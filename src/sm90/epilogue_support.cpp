@@ -34,8 +34,9 @@ bool activation_grad_fits(const Sm90Design& d) { return accumulators(d) <= 128; 
 
 std::string design_name(const Sm90Design& d) { return d.design.to_string(); }
 
-// The second operands are written by each thread's own column pairs (epilogue_outputs.cuh), which
-// only the direct store does so far; the TMA store's staging would need a ring per output.
+// The second operands are written by each thread's own column pairs (epilogue_outputs.cuh) by the
+// direct store. The TMA store stages the forward's pre-activation through its ring (epilogue_tma.cuh;
+// a trial until the GPU suite runs it); the activation's backward only the direct store writes.
 bool stores_second_operands(const Sm90Design& d) { return d.design.epilogue != Epilogue::tma_store; }
 
 // The kernel reads and writes the second operands in pairs (interleaved h and dh: fours) of
@@ -80,7 +81,8 @@ Sm90EpilogueSupport epilogue_support(const Sm90Design& d, DType out) {
   s.bias_dtypes = {DType::fp32};
   if (out != DType::fp32) s.bias_dtypes.push_back(out);
   s.row_scale = true;
-  s.pre_activation = stores_second_operands(d);
+  s.pre_activation = true;
+  s.trial_second_operands = !stores_second_operands(d);  // the TMA store's pre-activation
   s.activation_grad = stores_second_operands(d) && halves_are_whole_atoms(d) && activation_grad_fits(d);
   return s;
 }
@@ -89,9 +91,9 @@ std::string check_design_epilogue(const Sm90Design& d, const EpilogueOps& ops) {
   if (!ops.empty() && !op_registers_fit(d))
     return "epilogue: design " + design_name(d) + " serves no epilogue ops (192 fp32 accumulators a thread beside "
            "the TMA store's staging leave no registers for them); its direct-store twins do";
-  if ((ops.pre_activation || ops.activation_grad) && !stores_second_operands(d))
-    return "epilogue: design " + design_name(d) + " stores by TMA, which does not write " +
-           (ops.activation_grad ? "activation_grad's outputs" : "pre_activation") + " yet; its direct-store twins do";
+  if (ops.activation_grad && !stores_second_operands(d))
+    return "epilogue: design " + design_name(d) + " stores by TMA, which does not write activation_grad's outputs "
+           "yet; its direct-store twins do";
   // (spill-free on the 128- and 256-wide tiles; on the 192-wide ping-pong, 192 accumulators a thread,
   // the plain activations' backward spilled ~160 bytes, and the gated ones' metadata follows the forward's)
   if (ops.activation_grad && !activation_grad_fits(d))
@@ -115,6 +117,11 @@ Status check_epilogue(const KernelProblem& p, const EpilogueOps& ops, const Sm90
                        (ops.row_scale ? ", a row scale" : ""));
   if (std::string why = check_design_epilogue(d, ops); !why.empty()) return unsupported(why);
   GEMMOPS_TRY(check_second_operands(p, ops));
+  if (ops.pre_activation && d.design.epilogue == Epilogue::tma_store && is_gated(ops.activation) &&
+      ops.gate_layout == GateLayout::concatenated && (p.n / 2) % 8 != 0)
+    return unsupported("epilogue.pre_activation: design " + design_name(d) + " stores h's gate and up halves by "
+                       "TMA as two planes I = N / 2 columns apart, whose stride must be a multiple of 16 bytes: I a "
+                       "multiple of 8; got N " + std::to_string(p.n) + " (its direct-store twins serve it)");
   if (ops.bias && ops.bias->dtype != DType::fp32 && ops.bias->dtype != out)
     return unsupported("bias: sm90 kernels read a bias of fp32 or out's dtype (" + std::string(name(out)) + "); got " +
                        ops.bias->describe());

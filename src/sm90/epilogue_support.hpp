@@ -21,10 +21,14 @@ struct Sm90EpilogueSupport {
   std::vector<GateLayout> gate_layouts;  ///< for the gated activations
   std::vector<DType> bias_dtypes;        ///< fp32 and out's dtype (empty: no bias)
   bool row_scale = false;                ///< fp32 per row
-  /// The second operands (pre_activation, activation_grad): M-grouped, direct-store designs only
-  /// (sm90/epilogue_outputs.cuh); trial until they pass the GPU suite.
+  /// The second operands: pre_activation on every design that serves ops (the TMA-store designs'
+  /// through their staging ring), activation_grad on direct-store designs only
+  /// (sm90/epilogue_outputs.cuh).
   bool pre_activation = false;
   bool activation_grad = false;
+  /// The design's second operands are a trial (not yet through the GPU suite): offered only with
+  /// GEMMOPS_TRIAL_DESIGNS=1. The TMA store's pre-activation.
+  bool trial_second_operands = false;
 };
 
 /// What `d` serves with out of dtype `out`.

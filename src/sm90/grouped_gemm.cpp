@@ -70,9 +70,9 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   c.epilogue.row_scale = ops.row_scale;
   c.epilogue.pre_activation = ops.pre_activation;
   c.epilogue.activation_grad = ops.activation_grad;
-  // The second operands (pre_activation, activation_grad) passed the GPU suite and memcheck on an
-  // H100 (2026-12-06): offered. The flag stays for the next such op.
-  c.epilogue.trial_second_operands = false;
+  // The direct store's second operands (pre_activation, activation_grad) passed the GPU suite and
+  // memcheck on an H100 (2026-12-06): offered. The TMA store's pre-activation (2026-12-07): a trial.
+  c.epilogue.trial_second_operands = ops.trial_second_operands;
   return m;
 }
 

@@ -24,9 +24,10 @@ namespace {
 using kernels::sm90::BMajor;
 using kernels::sm90::TensorMap;
 
-// The fp8 main loop's ScaleParams fill the tail padding of the parameters: a larger struct would
-// change every kernel's PTX (its parameter's size), not only the fp8 ones'.
-static_assert(sizeof(kernels::sm90::GroupedGemmParams) == 704, "GroupedGemmParams grew: every kernel's PTX changes");
+// The parameters' size is part of every kernel's PTX: growing it is a deliberate change. (The fp8
+// main loop's ScaleParams fill tail padding; the pre-activation's map came last, so every other
+// field kept its offset.)
+static_assert(sizeof(kernels::sm90::GroupedGemmParams) == 832, "GroupedGemmParams grew: every kernel's PTX changes");
 
 // The TMA element type of a dtype: its size is what the box and stride bytes count in. 8-bit floats
 // travel as bytes (TMA has no fp8 type); a dtype without one is refused, never taken for another.
@@ -215,6 +216,23 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   params.op.scaled_activation_row_stride = p.scaled_activation_row_stride;
   params.op.score_grad_partials = p.score_grad_partials;
   params.op.score_grad_row_stride = p.score_grad_row_stride;
+  if (c.epilogue == 1 && c.op.pre_activation) {
+    // h's ragged view (kernels/sm90/epilogue_tma.cuh), as out's with a fourth dimension for the
+    // halves: concatenated gated halves are I = N / 2 columns each, I columns apart (clipped at I).
+    const bool halves = c.op.split_b();
+    const uint64_t h_esize = size_of(p.out->dtype);
+    const int64_t cols = halves ? p.n / 2 : p.n;
+    const uint64_t row_bytes = stride_bytes(p.pre_activation_row_stride, p.out_rows, h_esize);
+    const uint64_t dims[4] = {at_least_one(cols), 64, static_cast<uint64_t>(std::max<int64_t>(p.out_rows, 0)) + 1,
+                              halves ? 2u : 1u};
+    const uint64_t strides[3] = {row_bytes, row_bytes, halves ? static_cast<uint64_t>(cols) * h_esize : 16};
+    const uint32_t box[4] = {64, 64, 1, 1};
+    GEMMOPS_ASSIGN_OR_RETURN(const CUtensorMapDataType h_type, tma_type(p.out->dtype, "epilogue.pre_activation"));
+    void* early = static_cast<char*>(p.pre_activation) - 64 * row_bytes;
+    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, h_type, 4, early, dims, strides, box,
+                                                               CU_TENSOR_MAP_SWIZZLE_128B));
+    store_map(m, &params.map_pre_activation);
+  }
   params.scales.a = p.a_scales;
   params.scales.b = p.b_scales;
   params.scales.a_row_stride = static_cast<int32_t>(p.a_scale_row_stride);  // (fp8_scales.cpp checks the range)

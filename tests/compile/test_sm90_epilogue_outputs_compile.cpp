@@ -77,9 +77,12 @@ std::vector<OutputsCase> cases() {
         add(d, DType::bf16, pre);
         add(d, DType::bf16, pre_ops(Activation::relu_squared, GateLayout::concatenated, DType::bf16, false));
       }
-      // ... and SwiGLU's, in 96-column halves.
+      // ... and SwiGLU's, in 96-column halves (the TMA-store designs: in 64-column boxes of each half).
       const EpilogueOps gated_pre = pre_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16, true);
       if (sm90::check_design_epilogue(d, gated_pre).empty()) add(d, DType::bf16, gated_pre);
+      // The TMA store's interleaved halves: one plane of N columns.
+      if (d.design.to_string() == "128x256x64_c1x1_s4_coop_tma_ring2")
+        add(d, DType::bf16, pre_ops(Activation::swiglu_oss, GateLayout::interleaved, DType::bf16, false));
       continue;
     }
     add(d, DType::bf16, grad);

@@ -60,10 +60,14 @@ const std::vector<OutputsCase>& cases() {
 const char* const kDesigns[] = {"128x128x64_c1x1_s6_pingpong", "128x256x64_c2x1_s4_coop", "64x128x64_c1x1_s8_smallm",
                                 "64x256x64_c1x1_s5_pingpong", "64x256x64_c2x1_s5_pingpong",
                                 "128x192x64_c1x1_s5_pingpong"};
+/// TMA-store designs, the forward's pre-activation only (staged through the ring; the backward is
+/// the direct store's): 1- and 2-CTA cooperative rings and the TMA ping-pong.
+const char* const kTmaDesigns[] = {"128x256x64_c1x1_s4_coop_tma_ring2", "128x256x64_c2x1_s4_coop_tma_ring2",
+                                   "128x128x64_c1x1_s4_pingpong_tma"};
 /// With A's rows gathered too (the MoE step's up projection and dgated GEMM): the designs the ranking
-/// picks for them on the H100 and the H200 (each also in kDesigns).
+/// picks for them on the H100 and the H200 (each also in kDesigns or kTmaDesigns).
 const char* const kGatheredDesigns[] = {"64x256x64_c1x1_s5_pingpong", "64x256x64_c2x1_s5_pingpong",
-                                        "128x128x64_c1x1_s6_pingpong"};
+                                        "128x128x64_c1x1_s6_pingpong", "128x256x64_c1x1_s4_coop_tma_ring2"};
 
 struct Param {
   OperatorPtr op;
@@ -76,7 +80,9 @@ void PrintTo(const Param& p, std::ostream* os) {
 
 std::vector<Param> params() {
   std::vector<Param> out;
-  for (const char* design : kDesigns)
+  std::vector<const char*> designs(std::begin(kDesigns), std::end(kDesigns));
+  designs.insert(designs.end(), std::begin(kTmaDesigns), std::end(kTmaDesigns));
+  for (const char* design : designs)
     for (DType o : {DType::bf16, DType::fp32})
       for (const OperatorPtr& op : sm90_operators()) {
         const OperatorMetadata& m = op->metadata();
@@ -85,6 +91,7 @@ std::vector<Param> params() {
           continue;
         for (const OutputsCase& c : cases()) {
           if (m.design.tile_n % 128 != 0 && (c.grad || is_gated(c.act))) continue;  // served where it halves
+          if (m.design.epilogue == Epilogue::tma_store && c.grad) continue;      // the direct store's only
           if (o == DType::bf16 || c.label == "grad_swiglu_oss_interleaved_scores") out.push_back({op, c});
           if (o == DType::bf16 && std::find_if(std::begin(kGatheredDesigns), std::end(kGatheredDesigns), [&](const char* d) {
                                     return m.design.to_string() == d;
@@ -307,8 +314,12 @@ std::vector<ProblemSpec> problems_for(const OperatorMetadata& m, const OutputsCa
   s.m = tm - 1, s.n = c.grad ? tn + 72 : tn, s.k = 136, s.groups = 2, s.trailing = 0, s.special_groups = false;
   specs.push_back(s);
   // Halves of n / 2 = 4 mod 8 columns: the up half starts 8 bytes off 16, so the forward stores h
-  // in column pairs there instead of 16-byte blocks (store_pre_activation).
-  s.m = 2 * tm + 9, s.n = 2 * tn + 8, s.k = 72, s.groups = 3, s.trailing = 1, s.special_groups = true;
+  // in column pairs there instead of 16-byte blocks (store_pre_activation). The TMA store takes the
+  // halves as planes n / 2 columns apart, which must be 16-byte multiples: n / 2 = 8 mod 64 there.
+  const bool tma_halves = m.design.epilogue == Epilogue::tma_store && !c.grad && is_gated(c.act) &&
+                          c.gate == GateLayout::concatenated;
+  s.m = 2 * tm + 9, s.n = 2 * tn + (tma_halves ? 16 : 8), s.k = 72, s.groups = 3, s.trailing = 1;
+  s.special_groups = true;
   specs.push_back(s);
   return specs;
 }

@@ -1,6 +1,7 @@
 // tests/unit/test_sm90_epilogue_outputs_support.cpp: which Hopper designs serve the epilogue's second
-// operands (direct stores only; the TMA-store designs refuse them with a reason), that they are
-// offered only on request (trial), and that the kernel's instantiation names them
+// operands (the backward's: direct stores only, the TMA-store designs refuse it with a reason; the
+// pre-activation: every design, the TMA store's as a trial, offered only on request), and that the
+// kernel's instantiation names them
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
@@ -37,7 +38,7 @@ EpilogueOps pre_ops(Activation a, GateLayout g, DType out) {
   return ops;
 }
 
-TEST(Sm90EpilogueOutputsSupport, the_tma_store_designs_refuse_the_second_operands_and_say_why) {
+TEST(Sm90EpilogueOutputsSupport, the_tma_store_designs_refuse_the_backward_and_say_why) {
   int tma = 0, direct = 0;
   for (const Sm90Design& d : sm90::sm90_designs()) {
     const sm90::Sm90EpilogueSupport s = sm90::epilogue_support(d, DType::bf16);
@@ -45,12 +46,14 @@ TEST(Sm90EpilogueOutputsSupport, the_tma_store_designs_refuse_the_second_operand
         sm90::check_design_epilogue(d, grad_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16, true));
     if (d.design.epilogue == Epilogue::tma_store) {
       ++tma;
-      EXPECT_FALSE(s.activation_grad || s.pre_activation) << d.design.to_string();
+      EXPECT_FALSE(s.activation_grad) << d.design.to_string();
+      // The pre-activation through the staging ring, a trial until the GPU suite runs it.
+      EXPECT_TRUE(s.pre_activation && s.trial_second_operands) << d.design.to_string();
       EXPECT_NE(why.find("stores by TMA, which does not write activation_grad's outputs yet"), std::string::npos)
           << why;
     } else {
       ++direct;
-      EXPECT_TRUE(s.pre_activation) << d.design.to_string();
+      EXPECT_TRUE(s.pre_activation && !s.trial_second_operands) << d.design.to_string();
       // 128 or 256 wide, and at most 128 accumulators a thread (not 192x128 ping-pong: it spilled).
       const int rows = d.design.schedule == Schedule::pingpong ? d.design.tile_m : d.design.tile_m / d.consumers;
       EXPECT_EQ(s.activation_grad, d.design.tile_n % 128 == 0 && rows * d.design.tile_n <= 128 * 128)
@@ -78,6 +81,53 @@ TEST(Sm90EpilogueOutputsSupport, the_instantiation_names_the_second_operands_and
       d, DType::bf16, DType::bf16, Major::k, Major::k, false,
       sm90::kernel_op(pre_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16))));
   EXPECT_NE(pre.find(".pre_activation = true}"), std::string::npos) << pre;
+}
+
+// The up projection with the pre-activation kept: h (rows, 2I), out = act (rows, I).
+GroupedGemmArguments up_arguments(int64_t rows, int64_t i) {
+  GroupedGemmArguments g{fake(DType::bf16, {rows, 1024}), fake(DType::bf16, {4, 1024, 2 * i}),
+                         fake(DType::bf16, {rows, i}), DType::fp32, fake(DType::i32, {4})};
+  g.epilogue = pre_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16);
+  g.epilogue.pre_activation = fake(DType::bf16, {rows, 2 * i});
+  return g;
+}
+
+bool is_tma(const OperatorPtr& op) { return op->metadata().design.epilogue == Epilogue::tma_store; }
+
+TEST(Sm90EpilogueOutputsSupport, the_tma_stores_pre_activation_is_offered_only_as_a_trial) {
+  // (Discovery memoises per signature what supports() answers: each setting asks its own rows.)
+  const GroupedGemmArguments args = up_arguments(512, 256);
+  ASSERT_TRUE(validate(args)) << validate(args).to_string();
+  {
+    testing::ScopedEnv off{{"GEMMOPS_TRIAL_DESIGNS", "0"}};
+    int refused = 0;
+    for (const Rejection& r : get_rejections(args, Target::sm(90, true)))
+      if (r.op && r.op->metadata().provider == "sm90" && is_tma(r.op) && !r.op->metadata().trial &&
+          r.reason.message().find("epilogue.pre_activation has not yet passed the GPU suite") != std::string::npos)
+        ++refused;
+    EXPECT_GT(refused, 0);
+    for (const OperatorPtr& op : get_operators(args, Target::sm(90, true)))
+      if (op->metadata().provider == "sm90") {
+        EXPECT_FALSE(is_tma(op)) << op->name();
+      }
+  }
+  testing::ScopedEnv on{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+  int tma = 0;
+  for (const OperatorPtr& op : get_operators(up_arguments(768, 384), Target::sm(90, true)))
+    tma += op->metadata().provider == "sm90" && is_tma(op) ? 1 : 0;
+  EXPECT_GT(tma, 0);
+  // Concatenated halves go as two planes I columns apart: I a multiple of 8 (16 bytes), here 260
+  // (out's rows padded to 264 elements, so that out itself is served).
+  GroupedGemmArguments odd = up_arguments(512, 260);
+  odd.out = TensorDesc(DType::bf16, {512, 260}, {264, 1}, Device::cuda(0));
+  bool said = false;
+  std::string reasons;
+  for (const Rejection& r : get_rejections(odd, Target::sm(90, true)))
+    if (r.op && r.op->metadata().provider == "sm90" && is_tma(r.op)) {
+      said = said || r.reason.message().find("I a multiple of 8; got N 520") != std::string::npos;
+      reasons += r.reason.message() + "\n";
+    }
+  EXPECT_TRUE(said) << reasons;
 }
 
 // The down projection's dgrad: dA = dout (TotalM, H 1024) x W2^T (4 experts, N = I = 256).

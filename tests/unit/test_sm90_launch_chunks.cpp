@@ -224,6 +224,40 @@ TEST(Sm90GroupChunksLaunch, out_is_mapped_ragged_so_a_box_stops_at_its_groups_en
   }
 }
 
+// The TMA store's pre-activation (kernels/sm90/epilogue_tma.cuh): h's ragged view with the gate and
+// up halves of a concatenated SwiGLU as a fourth dimension, I columns apart.
+TEST(Sm90GroupChunksLaunch, the_tma_stores_pre_activation_maps_h_ragged_with_its_halves_as_planes) {
+  RecordingDriver driver;
+  constexpr uintptr_t kH = uintptr_t{5} << 40;
+  GroupedGemmArguments args = with_data(testing::moe_forward(8, 1000, 512, 256));  // N = 2I = 512
+  args.out = TensorDesc::contiguous(DType::bf16, {1000, 256}, Device::cuda(0), address(kOut));
+  args.epilogue.activation = Activation::swiglu;
+  args.epilogue.gate_layout = GateLayout::concatenated;
+  args.epilogue.pre_activation = TensorDesc::contiguous(DType::bf16, {1000, 512}, Device::cuda(0), address(kH));
+  const Arguments held = args;  // the problem points into it
+  auto p = sm90::map_problem(held);
+  ASSERT_TRUE(p) << p.status().to_string();
+  const auto c = sm90::make_kernel_config(design_named("128x256x64_c1x1_s4_coop_tma_ring2"), DType::bf16,
+                                          DType::bf16, Major::k, Major::k, false, sm90::kernel_op(args.epilogue));
+  ASSERT_TRUE(c.op.pre_activation && c.op.split_b());
+  cuda::LazyModule module("cubin");
+  auto shape = sm90::prepare_launch(*p, c, module, "kernel", 1);
+  ASSERT_TRUE(shape) << shape.status().to_string();
+  const Status s = sm90::launch_grouped(*p, c, *shape, reinterpret_cast<Stream>(uintptr_t{0x77}), 1, {});
+  ASSERT_TRUE(s) << s.to_string();
+  ASSERT_EQ(seen().maps.size(), 4u);  // A, B, out, h
+  EXPECT_EQ(seen().maps[2].dims, (std::vector<cuuint64_t>{256, 64, 1001}));  // out: I columns
+  const Seen::Map& h = seen().maps[3];
+  const uint64_t row_bytes = 512 * 2;
+  EXPECT_EQ(h.dims, (std::vector<cuuint64_t>{256, 64, 1001, 2}));
+  EXPECT_EQ(h.strides, (std::vector<cuuint64_t>{row_bytes, row_bytes, 256 * 2}));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(h.base), kH - 64 * row_bytes);
+  // The up half's box at (c, 64 - (e - r), e, 1) addresses h's row r, column I + c.
+  const uint64_t r = 936, e = 1000, col = 128;
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(h.base) + col * 2 + (64 - (e - r)) * row_bytes + e * row_bytes + 256 * 2,
+            kH + r * row_bytes + (256 + col) * 2);
+}
+
 TEST(Sm90GroupChunksLaunch, tensor_maps_take_the_element_type_of_their_dtype_and_refuse_others) {
   RecordingDriver driver;
   GroupedGemmArguments args = with_data(testing::moe_forward(8, 1000, 256, 512));
