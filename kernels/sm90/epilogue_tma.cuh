@@ -95,9 +95,9 @@ struct TmaStoreEpilogue {
             8 * box, staging, ring_pos, consumer, [&](const void* dst) {
               if constexpr (kMMajor) {
                 ptx::tma_store_3d(&p.store.map_out, dst, slab_row, col0 + 64 * box, group);
-              } else {  // out's ragged map (params.cuh): the box's rows from row_end on are clipped
-                const int end = row_end < slab_row + 64 ? row_end : slab_row + 64;
-                ptx::tma_store_3d(&p.store.map_out, dst, col0 + 64 * box, 64 - (end - slab_row), end);
+              } else {  // out's ragged map: the box's rows from row_end on are clipped
+                const RaggedRows rows = ragged_rows(slab_row, row_end);
+                ptx::tma_store_3d(&p.store.map_out, dst, col0 + 64 * box, rows.row, rows.end);
               }
             });
     }
@@ -107,6 +107,16 @@ struct TmaStoreEpilogue {
       if (threadIdx.x % 128 == 0) ptx::tma_store_wait_read<0>();
       ring_pos = 0;
     }
+  }
+
+  /// A ragged map's two row coordinates (params.cuh) for the 64-row slab at slab_row of a group
+  /// ending at row_end: the box's rows from row_end on fall past the map's bounds.
+  struct RaggedRows {
+    int row, end;
+  };
+  __device__ __forceinline__ static RaggedRows ragged_rows(int slab_row, int row_end) {
+    const int end = row_end < slab_row + 64 ? row_end : slab_row + 64;
+    return {64 - (end - slab_row), end};
   }
 
   __device__ __forceinline__ static ::cuda::std::uint32_t pack(float v0, float v1) {
@@ -181,8 +191,7 @@ struct TmaStoreEpilogue {
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a) {
       if (a >= t.live_atoms) break;
-      const int slab_row = t.row0 + 64 * a;
-      const int end = t.row_end < slab_row + 64 ? t.row_end : slab_row + 64;
+      const RaggedRows rows = ragged_rows(t.row0 + 64 * a, t.row_end);
 #pragma unroll
       for (int box = 0; box < kBoxes; ++box)
         store_box<kRing>(
@@ -190,8 +199,8 @@ struct TmaStoreEpilogue {
               return zeros ? 0u : pack(acc[a][4 * j + 2 * half], acc[a][4 * j + 2 * half + 1]);
             },
             8 * box, staging, ring_pos, t.consumer, [&](const void* dst) {
-              ptx::tma_store_4d(&p.map_pre_activation, dst, h_col0 + 64 * (box % kHalfBoxes),
-                                64 - (end - slab_row), end, box / kHalfBoxes);
+              ptx::tma_store_4d(&p.map_pre_activation, dst, h_col0 + 64 * (box % kHalfBoxes), rows.row, rows.end,
+                                box / kHalfBoxes);
             });
     }
   }

@@ -153,28 +153,18 @@ std::vector<Timing> autotune(const Arguments& args, const std::vector<OperatorPt
     all.push_back(std::move(t));
   }
   auto artifacts = compile_all(args, to_compile, compile_threads(o));
+  for (std::size_t i = 0; i < all.size(); ++i)  // a failed compile fails its candidate
+    if (all[i].status && !*artifacts[i]) all[i].status = artifacts[i]->status();
   if (!timer && operand_a(args).device.is_cuda()) {
     std::vector<Contender> cs;
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      if (!all[i].status) continue;
-      Result<Artifact>& artifact = *artifacts[i];
-      if (!artifact) {
-        all[i].status = artifact.status();
-        continue;
-      }
-      cs.push_back(Contender{&all[i], &*artifact, {}, {}, {}});
-    }
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i].status) cs.push_back(Contender{&all[i], &**artifacts[i], {}, {}, {}});
     time_round_robin(args, cs, o);
   } else {  // a given timer, or host operands: one candidate after another
     for (std::size_t i = 0; i < all.size(); ++i) {
       Timing& t = all[i];
       if (!t.status) continue;
-      Result<Artifact>& artifact = *artifacts[i];
-      if (!artifact) {
-        t.status = artifact.status();
-        continue;
-      }
-      auto us = timer ? timer(*t.op, args, *artifact, o) : time_host_runs(*t.op, args, *artifact, o);
+      auto us = timer ? timer(*t.op, args, **artifacts[i], o) : time_host_runs(*t.op, args, **artifacts[i], o);
       if (us) t.median_us = *us;
       t.status = us.status();
     }

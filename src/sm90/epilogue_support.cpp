@@ -34,10 +34,11 @@ bool activation_grad_fits(const Sm90Design& d) { return accumulators(d) <= 128; 
 
 std::string design_name(const Sm90Design& d) { return d.design.to_string(); }
 
-// The second operands are written by each thread's own column pairs (epilogue_outputs.cuh) by the
-// direct store. The TMA store stages the forward's pre-activation through its ring (epilogue_tma.cuh;
-// a trial until the GPU suite runs it); the activation's backward only the direct store writes.
-bool stores_second_operands(const Sm90Design& d) { return d.design.epilogue != Epilogue::tma_store; }
+// The direct store writes the second operands by each thread's own column pairs
+// (epilogue_outputs.cuh). The TMA store stages the forward's pre-activation through its ring
+// (epilogue_tma.cuh; a trial until the GPU suite runs it); the activation's backward only the direct
+// store writes.
+bool stores_directly(const Sm90Design& d) { return d.design.epilogue != Epilogue::tma_store; }
 
 // The kernel reads and writes the second operands in pairs (interleaved h and dh: fours) of
 // columns: N a multiple of 8, rows 16-byte aligned, so that every access is aligned. The
@@ -82,8 +83,8 @@ Sm90EpilogueSupport epilogue_support(const Sm90Design& d, DType out) {
   if (out != DType::fp32) s.bias_dtypes.push_back(out);
   s.row_scale = true;
   s.pre_activation = true;
-  s.trial_second_operands = !stores_second_operands(d);  // the TMA store's pre-activation
-  s.activation_grad = stores_second_operands(d) && halves_are_whole_atoms(d) && activation_grad_fits(d);
+  s.trial_second_operands = !stores_directly(d);  // the TMA store's pre-activation
+  s.activation_grad = stores_directly(d) && halves_are_whole_atoms(d) && activation_grad_fits(d);
   return s;
 }
 
@@ -91,7 +92,7 @@ std::string check_design_epilogue(const Sm90Design& d, const EpilogueOps& ops) {
   if (!ops.empty() && !op_registers_fit(d))
     return "epilogue: design " + design_name(d) + " serves no epilogue ops (192 fp32 accumulators a thread beside "
            "the TMA store's staging leave no registers for them); its direct-store twins do";
-  if (ops.activation_grad && !stores_second_operands(d))
+  if (ops.activation_grad && !stores_directly(d))
     return "epilogue: design " + design_name(d) + " stores by TMA, which does not write activation_grad's outputs "
            "yet; its direct-store twins do";
   // (spill-free on the 128- and 256-wide tiles; on the 192-wide ping-pong, 192 accumulators a thread,

@@ -81,6 +81,23 @@ int64_t split_k_slots(const KernelProblem& p, const KernelConfig& c) {
   return max_scheduler_units(p, c) * c.cluster_size() * parts;
 }
 
+// A TMA store's ragged view of a row-major tensor (kernels/sm90/params.cuh): dims {cols, 64, rows + 1}
+// with both row dims one row apart, based 64 rows before `data` (no box reaches above row 0), boxes
+// of 64 x 64; with `planes` > 0, a fourth dim of that many planes `plane_bytes` apart.
+Result<CUtensorMap> ragged_store_map(const cuda::DriverApi& api, DType dtype, const char* role, void* data,
+                                     int64_t cols, int64_t rows, int64_t row_stride, int planes = 0,
+                                     uint64_t plane_bytes = 16) {
+  const uint64_t esize = size_of(dtype);
+  const uint64_t row_bytes = stride_bytes(row_stride, rows, esize);
+  const uint64_t dims[4] = {at_least_one(cols), 64, static_cast<uint64_t>(std::max<int64_t>(rows, 0)) + 1,
+                            static_cast<uint64_t>(planes)};
+  const uint64_t strides[3] = {row_bytes, row_bytes, plane_bytes};
+  const uint32_t box[4] = {64, 64, 1, 1};
+  GEMMOPS_ASSIGN_OR_RETURN(const CUtensorMapDataType type, tma_type(dtype, role));
+  void* early = static_cast<char*>(data) - 64 * row_bytes;
+  return cuda::encode_tiled(api, type, planes > 0 ? 4 : 3, early, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
 }  // namespace
 
 int64_t max_scheduler_units(const KernelProblem& p, const KernelConfig& c) {
@@ -174,20 +191,10 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
     GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m3, cuda::encode_tiled(*api, out_type, 3, p.out->data, dims, strides, box,
                                                                 CU_TENSOR_MAP_SWIZZLE_128B));
     store_map(m3, &params.store.map_out);
-  } else if (c.epilogue == 1) {
-    // out (out rows, N), N contiguous, as its ragged view (kernels/sm90/params.cuh): dims {N, 64,
-    // out rows + 1}, both row dims one row apart, based 64 rows before out (no box reaches above
-    // row 0); a box is one 64 x 64 slab chunk.
-    const uint64_t out_esize = size_of(p.out->dtype);
+  } else if (c.epilogue == 1) {  // out (out rows, N), N contiguous, as its ragged view
     const int64_t out_cols = c.op.gated() ? p.n / 2 : p.n;  // a gated op writes half the product's columns
-    const uint64_t row_bytes = stride_bytes(p.out_row_stride, p.out_rows, out_esize);
-    const uint64_t dims[3] = {at_least_one(out_cols), 64, static_cast<uint64_t>(std::max<int64_t>(p.out_rows, 0)) + 1};
-    const uint64_t strides[2] = {row_bytes, row_bytes};
-    const uint32_t box[3] = {64, 64, 1};
-    GEMMOPS_ASSIGN_OR_RETURN(const CUtensorMapDataType out_type, tma_type(p.out->dtype, "out"));
-    void* early = static_cast<char*>(p.out->data) - 64 * row_bytes;
-    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, out_type, 3, early, dims, strides, box,
-                                                               CU_TENSOR_MAP_SWIZZLE_128B));
+    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, ragged_store_map(*api, p.out->dtype, "out", p.out->data, out_cols,
+                                                             p.out_rows, p.out_row_stride));
     store_map(m, &params.store.map_out);
   }
   params.store.out = p.out->data;
@@ -217,20 +224,15 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
   params.op.score_grad_partials = p.score_grad_partials;
   params.op.score_grad_row_stride = p.score_grad_row_stride;
   if (c.epilogue == 1 && c.op.pre_activation) {
-    // h's ragged view (kernels/sm90/epilogue_tma.cuh), as out's with a fourth dimension for the
+    // h's ragged view (kernels/sm90/epilogue_tma.cuh), in out's dtype, with a fourth dimension for the
     // halves: concatenated gated halves are I = N / 2 columns each, I columns apart (clipped at I).
     const bool halves = c.op.split_b();
-    const uint64_t h_esize = size_of(p.out->dtype);
     const int64_t cols = halves ? p.n / 2 : p.n;
-    const uint64_t row_bytes = stride_bytes(p.pre_activation_row_stride, p.out_rows, h_esize);
-    const uint64_t dims[4] = {at_least_one(cols), 64, static_cast<uint64_t>(std::max<int64_t>(p.out_rows, 0)) + 1,
-                              halves ? 2u : 1u};
-    const uint64_t strides[3] = {row_bytes, row_bytes, halves ? static_cast<uint64_t>(cols) * h_esize : 16};
-    const uint32_t box[4] = {64, 64, 1, 1};
-    GEMMOPS_ASSIGN_OR_RETURN(const CUtensorMapDataType h_type, tma_type(p.out->dtype, "epilogue.pre_activation"));
-    void* early = static_cast<char*>(p.pre_activation) - 64 * row_bytes;
-    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, h_type, 4, early, dims, strides, box,
-                                                               CU_TENSOR_MAP_SWIZZLE_128B));
+    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, ragged_store_map(*api, p.out->dtype, "epilogue.pre_activation",
+                                                             p.pre_activation, cols, p.out_rows,
+                                                             p.pre_activation_row_stride, halves ? 2 : 1,
+                                                             halves ? static_cast<uint64_t>(cols) * size_of(p.out->dtype)
+                                                                    : 16));
     store_map(m, &params.map_pre_activation);
   }
   params.scales.a = p.a_scales;
