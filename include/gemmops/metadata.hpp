@@ -50,9 +50,10 @@ struct EpilogueSupport {
   bool row_scale = false;
   bool pre_activation = false;   ///< EpilogueOps::pre_activation, the forward's second output
   bool activation_grad = false;  ///< EpilogueOps::activation_grad, the gated activation's backward
-  /// pre_activation and activation_grad have code that has not yet passed the GPU suite: served only
+  /// pre_activation / activation_grad have code that has not yet passed the GPU suite: served only
   /// on request (GEMMOPS_TRIAL_DESIGNS=1), refused with that reason otherwise.
-  bool trial_second_operands = false;
+  bool trial_pre_activation = false;
+  bool trial_activation_grad = false;
   /// Every activation, both gate layouts, bias, row scale and the second operands (the CPU operators).
   static EpilogueSupport all();
   friend bool operator==(const EpilogueSupport&, const EpilogueSupport&) = default;

@@ -18,6 +18,12 @@ __device__ __forceinline__ void st_shared_u32(::cuda::std::uint32_t addr, ::cuda
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
 
+/// An 8-byte store (two words) to shared memory at an 8-byte aligned shared-window address.
+__device__ __forceinline__ void st_shared_v2_u32(::cuda::std::uint32_t addr, ::cuda::std::uint32_t v0,
+                                                 ::cuda::std::uint32_t v1) {
+  asm volatile("st.shared.v2.b32 [%0], {%1, %2};\n" ::"r"(addr), "r"(v0), "r"(v1) : "memory");
+}
+
 /// A 2-byte store to shared memory at a shared-window address.
 __device__ __forceinline__ void st_shared_u16(::cuda::std::uint32_t addr, ::cuda::std::uint16_t v) {
   asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(v) : "memory");

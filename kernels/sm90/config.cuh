@@ -62,6 +62,9 @@ struct EpilogueOp {
   GEMMOPS_HD constexpr bool split_b() const { return gated() && gate == Gate::concatenated; }
   /// Columns of out a tile of `tile_n` product columns stores.
   GEMMOPS_HD constexpr int out_cols(int tile_n) const { return gated() ? tile_n / 2 : tile_n; }
+  /// 64x64 boxes the TMA store stages for 64 product columns of a 64-row slab: the activation's
+  /// backward, dh's (two when gated) and s act(h)'s; otherwise one.
+  GEMMOPS_HD constexpr int boxes_per_chunk() const { return activation_grad ? (gated_act() ? 3 : 2) : 1; }
 };
 
 /// One instantiation of the kernel; the host writes it with named fields, e.g.
@@ -156,8 +159,12 @@ struct KernelConfig {
   /// full and empty per stage, and the two ping-pong turn barriers.
   GEMMOPS_HD constexpr int barrier_bytes() const { return 16 * stages + 16; }
   /// The TMA epilogue's ring of 64x64 staging boxes of out's elements per consumer warpgroup.
+  /// The activation's backward stages a chunk's outputs (dh in one or two boxes, s act(h)) together:
+  /// the ring holds at least one chunk's boxes.
   GEMMOPS_HD constexpr int epilogue_ring() const {
-    return epilogue != 1 ? 0 : epilogue_boxes > 0 ? epilogue_boxes : m_atoms() * (out_tile_n() / 64);
+    if (epilogue != 1) return 0;
+    const int ring = epilogue_boxes > 0 ? epilogue_boxes : m_atoms() * (out_tile_n() / 64);
+    return ring > op.boxes_per_chunk() ? ring : op.boxes_per_chunk();
   }
   GEMMOPS_HD constexpr int epilogue_warpgroup_bytes() const { return epilogue_ring() * 64 * 64 * elem_bytes(out); }
   GEMMOPS_HD constexpr int epilogue_bytes() const { return consumers * epilogue_warpgroup_bytes(); }

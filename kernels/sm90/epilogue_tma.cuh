@@ -29,8 +29,11 @@ struct TmaStoreEpilogue {
   template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, int kLen>
   __device__ __forceinline__ static void store(float (&acc)[kAtoms][kLen], const TileContext& t,
                                                ::cuda::std::uint8_t* staging, int& ring_pos, const GroupedGemmParams& p) {
-    static_assert(!kOp.activation_grad,
-                  "the TMA store does not write the activation's backward yet: the direct store does (supports() says so)");
+    if constexpr (kOp.activation_grad) {  // out is dh, staged with the other outputs
+      static_assert(!kMMajor, "the activation's backward is the M-grouped form's");
+      store_activation_grad<kOp, kTileN, kAtoms, kRing>(acc, t, staging, ring_pos, p);
+      return;
+    }
     if constexpr (kOp.pre_activation) store_pre_activation<kOp, kTileN, kAtoms, kRing>(acc, t, staging, ring_pos, p);
     const OpFragment<kOp, kTileN, kAtoms, kLen> f(acc, p, t);
     if constexpr (kMMajor) {
@@ -174,7 +177,7 @@ struct TmaStoreEpilogue {
 
   /// The forward's pre-activation (EpilogueOp::pre_activation): v = acc (the accumulators start from
   /// the bias) at the product's columns, staged through the same ring as out and stored through
-  /// params.map_pre_activation, h's ragged view with a fourth dimension for the halves
+  /// params.map_second_out, h's ragged view with a fourth dimension for the halves
   /// (launch_grouped.cpp): dims {h's columns of a half, 64, rows + 1, halves}. Concatenated gated
   /// halves: the tile's first kTileN / 2 columns are gate columns col0 / 2 .. of half 0, the rest the
   /// same up columns of half 1 (I columns on), each clipped at I; otherwise one half of N columns.
@@ -199,10 +202,148 @@ struct TmaStoreEpilogue {
               return zeros ? 0u : pack(acc[a][4 * j + 2 * half], acc[a][4 * j + 2 * half + 1]);
             },
             8 * box, staging, ring_pos, t.consumer, [&](const void* dst) {
-              ptx::tma_store_4d(&p.map_pre_activation, dst, h_col0 + 64 * (box % kHalfBoxes), rows.row, rows.end,
+              ptx::tma_store_4d(&p.map_second_out, dst, h_col0 + 64 * (box % kHalfBoxes), rows.row, rows.end,
                                 box / kHalfBoxes);
             });
     }
+  }
+
+  /// The activation's backward (EpilogueOp::activation_grad; epilogue_outputs.cuh has the math and
+  /// the direct store's twin): per 64-row slab and 64 product columns (a chunk) the thread reads its
+  /// h words as the direct store does, and stages its dh and s act(h) pairs into the chunk's boxes
+  /// (kOp.boxes_per_chunk(), taken from the ring together), stored by TMA through out's ragged map
+  /// (4D, launch_grouped.cpp: concatenated gated dh as two planes I columns apart, clipped at I;
+  /// interleaved dh 2I columns wide, a chunk's 128 dh columns in two boxes) and through
+  /// params.map_second_out (s act(h)'s ragged view); rows past the group's end are clipped there.
+  /// The per-64-column partials of dA act(h) are written per row by the quad's lane 0, as in the
+  /// direct store. The zero tail's rows read nothing and store zeros. (The direct store's
+  /// per-thread 4-byte stores of three outputs touch 8 rows' half sectors a warp instruction.)
+  /// A trial (Sm90EpilogueSupport::trial_activation_grad): it passed the GPU suite (H100,
+  /// 2026-12-07) and ran Qwen3-30B-A3B's dgated piece 1.06x faster on the 128x128 TMA ping-pong, but
+  /// it spills 8-48 bytes (the compile tests allow 64; batches of 1-8 blocks, the row's pointers made
+  /// opaque and 32-bit staging addresses all left 8 or more), and Mixtral-8x7B's ran 0.92x.
+  template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, int kLen>
+  __device__ __forceinline__ static void store_activation_grad(const float (&acc)[kAtoms][kLen], const TileContext& t,
+                                                               ::cuda::std::uint8_t* staging, int& ring_pos,
+                                                               const GroupedGemmParams& p) {
+    static_assert(kOp.activation_grad && kOp.act != Act::none && !kOp.bias && !kOp.split_b(),
+                  "the backward of an activation, over a plain product");
+    static_assert(kTileN % 64 == 0, "a tile covers whole 64-column chunks");
+    using namespace epilogue_outputs;
+    using ::cuda::std::uint32_t;
+    constexpr bool kGated = kOp.gated_act();
+    constexpr bool kInterleaved = kGated && kOp.gate == Gate::interleaved;
+    constexpr int kChunkBoxes = kOp.boxes_per_chunk();
+    static_assert(kRing >= kChunkBoxes, "the ring holds a chunk's boxes (KernelConfig::epilogue_ring)");
+    constexpr int kSlots = kRing / kChunkBoxes;  // chunks the ring holds (a box or two may stay unused)
+    constexpr int kHW = kHWords<kOut, kGated>;
+    // Blocks whose h words are loaded together (the direct store loads 8 on 128-wide tiles; 4 here
+    // spill least).
+    constexpr int kBatch = kTileN <= 128 ? 4 : (kOp.act == Act::swiglu_oss ? 2 : 4);
+    const int tid = threadIdx.x % 128, q = tid % 4;
+    const int r_in = (tid / 32) * 16 + (tid % 32) / 4;  // the thread's row in the slab (and r_in + 8)
+    const int n = p.scheduler.n;
+    const int barrier = warpgroup_barrier(t.consumer);
+    const int rows_readable = t.tail ? 0 : t.row_end - t.row0 - r_in;  // slab rows 64 a + 8 h below it have h
+    const auto staging_shared = static_cast<uint32_t>(__cvta_generic_to_shared(staging));
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a) {
+      if (a >= t.live_atoms) break;
+      const int slab_row = t.row0 + 64 * a;
+      const RaggedRows rows = ragged_rows(slab_row, t.row_end);
+#pragma unroll
+      for (int b = 0; b < kTileN / 64; ++b) {
+        const int c0 = t.col0 + 64 * b;         // the chunk's first product column
+        const int cols_left = n - c0 - 2 * q;  // block j's columns lie inside when 8 j < cols_left
+        // The chunk's boxes, the ring's next slot of kChunkBoxes: every store group but the last
+        // kRing - kChunkBoxes has read its box. (Every design's ring holds one chunk: ring_pos
+        // stays 0, and the boxes' addresses are constants from the staging's.)
+        if (tid == 0) ptx::tma_store_wait_read<(kSlots - 1) * kChunkBoxes>();
+        ptx::named_barrier_sync(barrier, 128);
+        const uint32_t chunk_base = staging_shared + (kSlots > 1 ? ring_pos : 0) * (kChunkBoxes * kBoxBytes);
+        auto box = [&](int i) { return chunk_base + i * kBoxBytes; };
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int rr = r_in + 8 * h;  // row in the slab
+          const int r = slab_row + rr;
+          const bool readable = 64 * a + 8 * h < rows_readable;
+          float s = readable ? 1.0f : 0.0f;
+          if constexpr (kOp.row_scale) s = readable ? __ldg(p.op.row_scale + r) : 0.0f;
+          const long long first = c0 + 2 * q;
+          const long long h_first = static_cast<long long>(r) * p.op.pre_activation_row_stride +
+                                    (kInterleaved ? 2 * first : first);
+          const void* h_ptr = element_ptr<kOut>(p.op.pre_activation, h_first);
+          const void* h_up_ptr = element_ptr<kOut>(p.op.pre_activation, h_first + n);
+          float partial = 0.0f;
+#pragma unroll
+          for (int j0 = 0; j0 < 8; j0 += kBatch) {
+            // kBatch blocks' h words first, all in flight together (one round trip for them).
+            uint32_t words[kBatch][kHW];
+#pragma unroll
+            for (int jj = 0; jj < kBatch; ++jj)
+              if (readable && 8 * (j0 + jj) < cols_left)
+                load_h_words<kOut, kGated, kInterleaved>(h_ptr, h_up_ptr, j0 + jj, words[jj]);
+#pragma unroll
+            for (int jj = 0; jj < kBatch; ++jj) {
+              const int j = j0 + jj;  // the 8-column block of the chunk
+              float gate[2] = {0.0f, 0.0f}, up[2] = {0.0f, 0.0f};
+              if (readable && 8 * j < cols_left) decode_h_words<kOut, kGated, kInterleaved>(words[jj], gate, up);
+              float dh_gate[2], dh_up[2], scaled[2];
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                const float da = t.no_k ? 0.0f : acc[a][4 * (8 * b + j) + 2 * h + e];
+                GatedGrad g;
+                if constexpr (kGated) {
+                  g = gated_grad<kOp.act>(gate[e], up[e], p.op);
+                } else {
+                  g = plain_grad<kOp.act>(gate[e]);
+                }
+                const float sda = s * da;
+                dh_gate[e] = sda * g.d_gate;
+                dh_up[e] = sda * g.d_up;
+                scaled[e] = s * g.act;
+                partial += da * g.act;
+              }
+              // The 128-byte swizzle TMA expects: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8).
+              const uint32_t pair_offset = rr * 128 + ((j ^ (rr & 7)) * 16) + q * 4;
+              if constexpr (kInterleaved) {  // dh columns 16 j + 4 q .. + 3 of the chunk's 128: box j / 4
+                const int c = 2 * (j % 4) + q / 2;
+                ptx::st_shared_v2_u32(box(j / 4) + rr * 128 + ((c ^ (rr & 7)) * 16) + (q % 2) * 8,
+                                      pack(dh_gate[0], dh_up[0]), pack(dh_gate[1], dh_up[1]));
+              } else {
+                ptx::st_shared_u32(box(0) + pair_offset, pack(dh_gate[0], dh_gate[1]));
+                if constexpr (kGated) ptx::st_shared_u32(box(1) + pair_offset, pack(dh_up[0], dh_up[1]));
+              }
+              ptx::st_shared_u32(box(kChunkBoxes - 1) + pair_offset, pack(scaled[0], scaled[1]));
+            }
+          }
+          // The quad holds the row's 64 columns: lanes q ^ 1 and q ^ 2 add theirs, in an order every
+          // lane shares (deterministic).
+          partial += __shfl_xor_sync(0xffffffffu, partial, 1);
+          partial += __shfl_xor_sync(0xffffffffu, partial, 2);
+          const int chunk = c0 / 64;
+          if (q == 0 && r < t.row_end && 64 * chunk < n)
+            p.op.score_grad_partials[static_cast<long long>(r) * p.op.score_grad_row_stride + chunk] = partial;
+        }
+        ptx::fence_proxy_async_shared();
+        ptx::named_barrier_sync(barrier, 128);
+        if (tid == 0) {
+          // dh: concatenated gate and up as planes 0 and 1 at c0; interleaved, its 128 columns from 2 c0.
+#pragma unroll
+          for (int i = 0; i + 1 < kChunkBoxes; ++i) {
+            ptx::tma_store_4d(&p.store.map_out, staging + (box(i) - staging_shared),
+                              kInterleaved ? 2 * c0 + 64 * i : c0, rows.row, rows.end, kInterleaved ? 0 : i);
+            ptx::tma_store_commit();
+          }
+          ptx::tma_store_4d(&p.map_second_out, staging + (box(kChunkBoxes - 1) - staging_shared), c0, rows.row,
+                            rows.end, 0);
+          ptx::tma_store_commit();
+        }
+        if constexpr (kSlots > 1) ring_pos = ring_pos + 1 == kSlots ? 0 : ring_pos + 1;
+      }
+    }
+    // (ring_pos counts slots of kChunkBoxes here: the kernel stores nothing else. Slots are reused
+    // in order, so a short tile needs no drain.)
   }
 
   /// Before the CTA exits: the last stores must be complete.

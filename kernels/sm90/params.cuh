@@ -124,9 +124,10 @@ struct GroupedGemmParams {
   SplitKParams split_k;      // read only by the split-K twin (KernelConfig::split_k)
   OpParams op;               // read only by kernels with a fused epilogue op (KernelConfig::op)
   ScaleParams scales;        // read only by the fp8 main loop (KernelConfig::ab == e4m3)
-  // Read only by the TMA store of the pre-activation (epilogue_tma.cuh): h's ragged view with its
-  // halves as a fourth dimension. Last, so that every other field keeps its offset.
-  TensorMap map_pre_activation;
+  // Read only by the TMA store of the epilogue's second output (epilogue_tma.cuh): the forward's h
+  // (its ragged view with the halves as a fourth dimension) or the backward's s act(h) (one plane).
+  // Last, so that every other field keeps its offset.
+  TensorMap map_second_out;
 };
 
 }  // namespace gemmops::kernels::sm90

@@ -182,9 +182,9 @@ Status check_constraints_of_valid(const OperandConstraints& c, const Arguments& 
       return unsupported("out: a K-grouped out stored M-major" + std::string(kAsk));
     const EpilogueOps& e = epilogue_of(args);
     // (Only where the operator serves the op at all: otherwise the reason is that it does not.)
-    if (c.epilogue.trial_second_operands && e.activation_grad && c.epilogue.activation_grad)
+    if (c.epilogue.trial_activation_grad && e.activation_grad && c.epilogue.activation_grad)
       return unsupported("epilogue.activation_grad" + std::string(kAsk));
-    if (c.epilogue.trial_second_operands && e.pre_activation && c.epilogue.pre_activation)
+    if (c.epilogue.trial_pre_activation && e.pre_activation && c.epilogue.pre_activation)
       return unsupported("epilogue.pre_activation" + std::string(kAsk));
   }
   if (A.device.kind != c.device) {

@@ -21,14 +21,16 @@ struct Sm90EpilogueSupport {
   std::vector<GateLayout> gate_layouts;  ///< for the gated activations
   std::vector<DType> bias_dtypes;        ///< fp32 and out's dtype (empty: no bias)
   bool row_scale = false;                ///< fp32 per row
-  /// The second operands: pre_activation on every design that serves ops (the TMA-store designs'
-  /// through their staging ring), activation_grad on direct-store designs only
-  /// (sm90/epilogue_outputs.cuh).
+  /// The second operands: pre_activation on every design that serves ops, activation_grad on tiles
+  /// 128 or 256 wide of at most 128 accumulators a thread (the TMA-store designs' through their
+  /// staging ring where it holds a chunk's three boxes; sm90/epilogue_outputs.cuh, epilogue_tma.cuh).
   bool pre_activation = false;
   bool activation_grad = false;
-  /// The design's second operands are a trial (not yet through the GPU suite): offered only with
-  /// GEMMOPS_TRIAL_DESIGNS=1. The TMA store's pre-activation.
-  bool trial_second_operands = false;
+  /// The design's second operand is a trial: offered only with GEMMOPS_TRIAL_DESIGNS=1. The TMA
+  /// store's backward (through the GPU suite on an H100, 2026-12-07, but it spills 8-48 bytes and
+  /// the ranking picks it where it runs slower: Mixtral-8x7B's dgated 0.92x).
+  bool trial_pre_activation = false;
+  bool trial_activation_grad = false;
 };
 
 /// What `d` serves with out of dtype `out`.

@@ -71,8 +71,10 @@ OperatorMetadata make_metadata(const Sm90Design& d, DType ab, DType out) {
   c.epilogue.pre_activation = ops.pre_activation;
   c.epilogue.activation_grad = ops.activation_grad;
   // The direct store's second operands (pre_activation, activation_grad) passed the GPU suite and
-  // memcheck on an H100 (2026-12-06): offered. The TMA store's pre-activation (2026-12-07): a trial.
-  c.epilogue.trial_second_operands = ops.trial_second_operands;
+  // memcheck on an H100 (2026-12-06): offered; the TMA store's pre-activation too (2026-12-07,
+  // second run). The TMA store's backward: a trial (epilogue_support.hpp says why).
+  c.epilogue.trial_pre_activation = ops.trial_pre_activation;
+  c.epilogue.trial_activation_grad = ops.trial_activation_grad;
   return m;
 }
 

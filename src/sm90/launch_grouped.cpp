@@ -191,6 +191,15 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
     GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m3, cuda::encode_tiled(*api, out_type, 3, p.out->data, dims, strides, box,
                                                                 CU_TENSOR_MAP_SWIZZLE_128B));
     store_map(m3, &params.store.map_out);
+  } else if (c.epilogue == 1 && c.op.activation_grad) {
+    // out is dh (kernels/sm90/epilogue_tma.cuh): a gated activation's concatenated halves as two
+    // planes I = N columns apart (each clipped at I), interleaved halves 2I columns, else I.
+    const bool halves = c.op.gated_act() && c.op.gate == kernels::sm90::Gate::concatenated;
+    const int64_t cols = c.op.gated_act() && !halves ? 2 * p.n : p.n;
+    GEMMOPS_ASSIGN_OR_RETURN(
+        CUtensorMap m, ragged_store_map(*api, p.out->dtype, "out", p.out->data, cols, p.out_rows, p.out_row_stride,
+                                        halves ? 2 : 1, halves ? static_cast<uint64_t>(p.n) * size_of(p.out->dtype) : 16));
+    store_map(m, &params.store.map_out);
   } else if (c.epilogue == 1) {  // out (out rows, N), N contiguous, as its ragged view
     const int64_t out_cols = c.op.gated() ? p.n / 2 : p.n;  // a gated op writes half the product's columns
     GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, ragged_store_map(*api, p.out->dtype, "out", p.out->data, out_cols,
@@ -233,7 +242,14 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
                                                              p.pre_activation_row_stride, halves ? 2 : 1,
                                                              halves ? static_cast<uint64_t>(cols) * size_of(p.out->dtype)
                                                                     : 16));
-    store_map(m, &params.map_pre_activation);
+    store_map(m, &params.map_second_out);
+  }
+  if (c.epilogue == 1 && c.op.activation_grad) {  // s act(h)'s ragged view (I columns, one plane)
+    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, ragged_store_map(*api, p.out->dtype,
+                                                             "epilogue.activation_grad.scaled_activation",
+                                                             p.scaled_activation, p.n, p.out_rows,
+                                                             p.scaled_activation_row_stride, 1));
+    store_map(m, &params.map_second_out);
   }
   params.scales.a = p.a_scales;
   params.scales.b = p.b_scales;

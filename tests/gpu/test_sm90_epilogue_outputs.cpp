@@ -60,14 +60,23 @@ const std::vector<OutputsCase>& cases() {
 const char* const kDesigns[] = {"128x128x64_c1x1_s6_pingpong", "128x256x64_c2x1_s4_coop", "64x128x64_c1x1_s8_smallm",
                                 "64x256x64_c1x1_s5_pingpong", "64x256x64_c2x1_s5_pingpong",
                                 "128x192x64_c1x1_s5_pingpong"};
-/// TMA-store designs, the forward's pre-activation only (staged through the ring; the backward is
-/// the direct store's): 1- and 2-CTA cooperative rings and the TMA ping-pong.
+/// TMA-store designs (staged through the ring): 1- and 2-CTA cooperative rings and the TMA
+/// ping-pong; the backward where the ring holds a chunk's three boxes (kTmaGradDesigns).
 const char* const kTmaDesigns[] = {"128x256x64_c1x1_s4_coop_tma_ring2", "128x256x64_c2x1_s4_coop_tma_ring2",
-                                   "128x128x64_c1x1_s4_pingpong_tma"};
+                                   "128x128x64_c1x1_s4_pingpong_tma", "128x128x64_c2x1_s5_coop_tma",
+                                   "128x256x64_c2x1_s3_coop_tma"};
+const char* const kTmaGradDesigns[] = {"128x128x64_c1x1_s4_pingpong_tma", "128x128x64_c2x1_s5_coop_tma",
+                                       "128x256x64_c2x1_s3_coop_tma"};
 /// With A's rows gathered too (the MoE step's up projection and dgated GEMM): the designs the ranking
 /// picks for them on the H100 and the H200 (each also in kDesigns or kTmaDesigns).
 const char* const kGatheredDesigns[] = {"64x256x64_c1x1_s5_pingpong", "64x256x64_c2x1_s5_pingpong",
-                                        "128x128x64_c1x1_s6_pingpong", "128x256x64_c1x1_s4_coop_tma_ring2"};
+                                        "128x128x64_c1x1_s6_pingpong", "128x256x64_c1x1_s4_coop_tma_ring2",
+                                        "128x128x64_c1x1_s4_pingpong_tma", "128x128x64_c2x1_s5_coop_tma"};
+
+template <std::size_t N>
+bool listed(const char* const (&names)[N], const std::string& design) {
+  return std::find_if(names, names + N, [&](const char* d) { return design == d; }) != names + N;
+}
 
 struct Param {
   OperatorPtr op;
@@ -91,11 +100,12 @@ std::vector<Param> params() {
           continue;
         for (const OutputsCase& c : cases()) {
           if (m.design.tile_n % 128 != 0 && (c.grad || is_gated(c.act))) continue;  // served where it halves
-          if (m.design.epilogue == Epilogue::tma_store && c.grad) continue;      // the direct store's only
+          const std::string name = m.design.to_string();
+          if (m.design.epilogue == Epilogue::tma_store && c.grad &&
+              !listed(kTmaGradDesigns, name))
+            continue;  // the ring holds no chunk's three boxes
           if (o == DType::bf16 || c.label == "grad_swiglu_oss_interleaved_scores") out.push_back({op, c});
-          if (o == DType::bf16 && std::find_if(std::begin(kGatheredDesigns), std::end(kGatheredDesigns), [&](const char* d) {
-                                    return m.design.to_string() == d;
-                                  }) != std::end(kGatheredDesigns))
+          if (o == DType::bf16 && listed(kGatheredDesigns, name))
             out.push_back({op, c, true});
         }
       }
@@ -359,6 +369,20 @@ INSTANTIATE_TEST_SUITE_P(Sm90, Sm90EpilogueOutputsTest, ::testing::ValuesIn(para
                            return info.param.op->name() + "_" + info.param.c.label +
                                   (info.param.gathered ? "_gathered" : "");
                          });
+
+// The lists above name registered designs (a misspelt one would drop its cases silently).
+TEST(Sm90EpilogueOutputsControl, every_listed_design_is_registered) {
+  std::vector<std::string> names;
+  for (const OperatorPtr& op : sm90_operators()) names.push_back(op->metadata().design.to_string());
+  auto registered = [&](const auto& list) {
+    for (const char* d : list) EXPECT_NE(std::find(names.begin(), names.end(), d), names.end()) << d;
+  };
+  registered(kDesigns);
+  registered(kTmaDesigns);
+  registered(kGatheredDesigns);
+  registered(kTmaGradDesigns);
+  for (const char* d : kTmaGradDesigns) EXPECT_TRUE(listed(kTmaDesigns, d)) << d;
+}
 
 TEST(Sm90EpilogueOutputsControl, the_check_rejects_the_other_gate_layout) {
   // A negative control: dh computed with the other pairing must fail the comparison above.

@@ -1,6 +1,6 @@
 // tests/unit/test_sm90_epilogue_outputs_support.cpp: which Hopper designs serve the epilogue's second
-// operands (the backward's: direct stores only, the TMA-store designs refuse it with a reason; the
-// pre-activation: every design, the TMA store's as a trial, offered only on request), and that the
+// operands (the backward's: direct stores, and TMA-store designs whose ring holds a chunk's three
+// boxes, as a trial offered only on request; the pre-activation: every design), and that the
 // kernel's instantiation names them
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
@@ -11,12 +11,14 @@
 #include "gemmops/gemmops.hpp"
 #include "sm90/designs.hpp"
 #include "sm90/epilogue_support.hpp"
+#include "sm90/grouped_gemm.hpp"
 #include "sm90/kernel_config.hpp"
 #include "support/scoped_env.hpp"
 
 namespace gemmops {
 namespace {
 
+using sm90::KernelConfig;
 using sm90::Sm90Design;
 
 TensorDesc fake(DType t, std::vector<int64_t> shape) { return TensorDesc::contiguous(t, shape, Device::cuda(0)); }
@@ -38,32 +40,50 @@ EpilogueOps pre_ops(Activation a, GateLayout g, DType out) {
   return ops;
 }
 
-TEST(Sm90EpilogueOutputsSupport, the_tma_store_designs_refuse_the_backward_and_say_why) {
-  int tma = 0, direct = 0;
+TEST(Sm90EpilogueOutputsSupport, the_backward_needs_whole_halves_few_accumulators_and_a_ring_of_three_boxes) {
+  int tma = 0, tma_grad = 0, tma_refused = 0, direct = 0;
   for (const Sm90Design& d : sm90::sm90_designs()) {
     const sm90::Sm90EpilogueSupport s = sm90::epilogue_support(d, DType::bf16);
     const std::string why =
         sm90::check_design_epilogue(d, grad_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16, true));
-    if (d.design.epilogue == Epilogue::tma_store) {
-      ++tma;
+    // 128 or 256 wide, and at most 128 accumulators a thread (not 192x128 ping-pong: it spilled).
+    const int rows = d.design.schedule == Schedule::pingpong ? d.design.tile_m : d.design.tile_m / d.consumers;
+    const bool fits = d.design.tile_n % 128 == 0 && rows * d.design.tile_n <= 128 * 128;
+    if (!fits) {
       EXPECT_FALSE(s.activation_grad) << d.design.to_string();
-      // The pre-activation through the staging ring, a trial until the GPU suite runs it.
-      EXPECT_TRUE(s.pre_activation && s.trial_second_operands) << d.design.to_string();
-      EXPECT_NE(why.find("stores by TMA, which does not write activation_grad's outputs yet"), std::string::npos)
-          << why;
-    } else {
-      ++direct;
-      EXPECT_TRUE(s.pre_activation && !s.trial_second_operands) << d.design.to_string();
-      // 128 or 256 wide, and at most 128 accumulators a thread (not 192x128 ping-pong: it spilled).
-      const int rows = d.design.schedule == Schedule::pingpong ? d.design.tile_m : d.design.tile_m / d.consumers;
-      EXPECT_EQ(s.activation_grad, d.design.tile_n % 128 == 0 && rows * d.design.tile_n <= 128 * 128)
-          << d.design.to_string();
-      if (!s.activation_grad && d.design.tile_n % 128 == 0) {
+      if (d.design.tile_n % 128 == 0 && s.pre_activation) {
         EXPECT_NE(why.find("at most 128 accumulators a thread"), std::string::npos) << why;
       }
     }
+    if (d.design.epilogue == Epilogue::tma_store) {
+      ++tma;
+      // The second operands through the staging ring: the pre-activation offered, the backward a trial.
+      EXPECT_FALSE(s.trial_pre_activation) << d.design.to_string();
+      EXPECT_TRUE(s.trial_activation_grad) << d.design.to_string();
+      if (!fits) continue;
+      // The ring holds a chunk's three boxes (dh's two, s act(h)'s) where shared memory allows.
+      const KernelConfig c = sm90::make_kernel_config(
+          d, DType::bf16, DType::bf16, Major::k, Major::k, false,
+          sm90::kernel_op(grad_ops(Activation::swiglu, GateLayout::concatenated, DType::bf16, true)));
+      EXPECT_GE(c.epilogue_ring(), 3) << d.design.to_string();
+      const bool room = c.smem_bytes(256) <= sm90::kSm90SmemBudget;
+      EXPECT_EQ(s.activation_grad, room) << d.design.to_string();
+      if (room) {
+        ++tma_grad;
+        EXPECT_EQ(why, "") << why;
+      } else {
+        ++tma_refused;
+        EXPECT_NE(why.find("its TMA store's ring so enlarged leaves no shared memory"), std::string::npos) << why;
+      }
+    } else {
+      ++direct;
+      EXPECT_TRUE(s.pre_activation && !s.trial_pre_activation && !s.trial_activation_grad) << d.design.to_string();
+      EXPECT_EQ(s.activation_grad, fits) << d.design.to_string();
+    }
   }
   EXPECT_GT(tma, 0);
+  EXPECT_GT(tma_grad, 0);     // 128x128 (either schedule) and 3-stage 128x256
+  EXPECT_GT(tma_refused, 0);  // the 4-stage 128x256 with a two-box ring
   EXPECT_GT(direct, 0);
 }
 
@@ -94,24 +114,15 @@ GroupedGemmArguments up_arguments(int64_t rows, int64_t i) {
 
 bool is_tma(const OperatorPtr& op) { return op->metadata().design.epilogue == Epilogue::tma_store; }
 
-TEST(Sm90EpilogueOutputsSupport, the_tma_stores_pre_activation_is_offered_only_as_a_trial) {
-  // (Discovery memoises per signature what supports() answers: each setting asks its own rows.)
+TEST(Sm90EpilogueOutputsSupport, the_tma_stores_pre_activation_is_offered_without_the_opt_in) {
+  // Through the GPU suite (H100, 2026-12-07, second run): no longer trial.
+  testing::ScopedEnv off{{"GEMMOPS_TRIAL_DESIGNS", "0"}};
   const GroupedGemmArguments args = up_arguments(512, 256);
   ASSERT_TRUE(validate(args)) << validate(args).to_string();
-  {
-    testing::ScopedEnv off{{"GEMMOPS_TRIAL_DESIGNS", "0"}};
-    int refused = 0;
-    for (const Rejection& r : get_rejections(args, Target::sm(90, true)))
-      if (r.op && r.op->metadata().provider == "sm90" && is_tma(r.op) && !r.op->metadata().trial &&
-          r.reason.message().find("epilogue.pre_activation has not yet passed the GPU suite") != std::string::npos)
-        ++refused;
-    EXPECT_GT(refused, 0);
-    for (const OperatorPtr& op : get_operators(args, Target::sm(90, true)))
-      if (op->metadata().provider == "sm90") {
-        EXPECT_FALSE(is_tma(op)) << op->name();
-      }
-  }
-  testing::ScopedEnv on{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+  for (const Rejection& r : get_rejections(args, Target::sm(90, true)))
+    if (r.op && r.op->metadata().provider == "sm90" && !r.op->metadata().trial &&
+        r.reason.message().find("GPU suite") != std::string::npos)
+      ADD_FAILURE() << r.op->name() << ": " << r.reason.message();
   int tma = 0;
   for (const OperatorPtr& op : get_operators(up_arguments(768, 384), Target::sm(90, true)))
     tma += op->metadata().provider == "sm90" && is_tma(op) ? 1 : 0;
@@ -144,19 +155,35 @@ GroupedGemmArguments dgated_arguments(int64_t rows) {
 bool is_sm90(const OperatorPtr& op) { return op->metadata().provider == "sm90"; }
 
 TEST(Sm90EpilogueOutputsSupport, are_offered_by_direct_store_designs_without_the_opt_in) {
-  // Through the GPU suite and memcheck (H100, 2026-12-06): no longer trial.
+  // Through the GPU suite and memcheck (H100, 2026-12-06): no longer trial. The TMA store's backward
+  // is a trial: refused with the reason unless asked for.
   const GroupedGemmArguments args = dgated_arguments(512);
   ASSERT_TRUE(validate(args)) << validate(args).to_string();
-  for (const Rejection& r : get_rejections(args, Target::sm(90, true)))
-    if (is_sm90(r.op) && r.reason.message().find("GPU suite") != std::string::npos)
-      ADD_FAILURE() << r.op->name() << ": " << r.reason.message();
-  int offered = 0;
-  for (const OperatorPtr& op : get_operators(args, Target::sm(90, true))) {
-    if (!is_sm90(op)) continue;
-    ++offered;
-    EXPECT_NE(op->metadata().design.epilogue, Epilogue::tma_store) << op->name();
+  {
+    testing::ScopedEnv off{{"GEMMOPS_TRIAL_DESIGNS", "0"}};
+    int refused_tma = 0;
+    for (const Rejection& r : get_rejections(args, Target::sm(90, true)))
+      if (is_sm90(r.op) && r.reason.message().find("GPU suite") != std::string::npos) {
+        if (is_tma(r.op) && r.reason.message().find("epilogue.activation_grad") != std::string::npos) {
+          ++refused_tma;
+        } else if (!r.op->metadata().trial) {
+          ADD_FAILURE() << r.op->name() << ": " << r.reason.message();
+        }
+      }
+    EXPECT_GT(refused_tma, 0);
+    int offered = 0;
+    for (const OperatorPtr& op : get_operators(args, Target::sm(90, true))) {
+      if (!is_sm90(op)) continue;
+      ++offered;
+      EXPECT_NE(op->metadata().design.epilogue, Epilogue::tma_store) << op->name();
+    }
+    EXPECT_GT(offered, 0);
   }
-  EXPECT_GT(offered, 0);
+  testing::ScopedEnv on{{"GEMMOPS_TRIAL_DESIGNS", "1"}};
+  int tma = 0;
+  for (const OperatorPtr& op : get_operators(dgated_arguments(640), Target::sm(90, true)))
+    tma += is_sm90(op) && is_tma(op) ? 1 : 0;
+  EXPECT_GT(tma, 0);
 }
 
 // dA over I columns with B K-major (its N need not be 16-byte aligned).
