@@ -5,9 +5,9 @@
 # SPDX-License-Identifier: Apache-2.0
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 gpu_name
-GEMMOPS_KERNEL_DEFINES="${DEFINES:-}" GEMMOPS_LOG_DIR=$OUT/suite timeout -k 5 $(( ${DEADLINE:-400} + 60 )) \
+GEMMOPS_KERNEL_DEFINES="${DEFINES:-}" GEMMOPS_LOG_DIR=$OUT/suite timeout -k 5 $(( ${DEADLINE:-450} + 60 )) \
   bash scripts/gpu_test.sh --gtest-source "$BUNDLE/googletest" --wheels "$BUNDLE/wheels" \
-  --deadline "${DEADLINE:-400}" 2>&1 | tail -40
+  --deadline "${DEADLINE:-450}" 2>&1 | tail -40
 echo "=== suite with '${DEFINES:-}' done ($(left) s left)"
 if [ -n "${AB:-}" ]; then
   TAILN=40 step step_ab 150 python3 bench/bench_step_gemms.py --configs "${STEP_CONFIGS:-qwen3-30b-a3b}" \

@@ -5,8 +5,8 @@
 # SPDX-License-Identifier: Apache-2.0
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 gpu_name
-GEMMOPS_LOG_DIR=$OUT/suite timeout -k 5 $(( ${DEADLINE:-400} + 60 )) bash scripts/gpu_test.sh \
-  --gtest-source "$BUNDLE/googletest" --wheels "$BUNDLE/wheels" --deadline "${DEADLINE:-400}" 2>&1 | tail -40
+GEMMOPS_LOG_DIR=$OUT/suite timeout -k 5 $(( ${DEADLINE:-450} + 60 )) bash scripts/gpu_test.sh \
+  --gtest-source "$BUNDLE/googletest" --wheels "$BUNDLE/wheels" --deadline "${DEADLINE:-450}" 2>&1 | tail -40
 echo "=== suite done ($(left) s left)"
 step route 60 python3 bench/bench_route.py --reps 30
 step fp8 180 env GEMMOPS_TRIAL_DESIGNS=1 python3 bench/bench_fp8.py --reps 20 \
