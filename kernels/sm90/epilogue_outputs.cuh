@@ -114,6 +114,33 @@ __device__ __forceinline__ GatedGrad plain_grad(float x) {
   }
 }
 
+/// A thread's column pair of the activation's backward from its dA elements `da_at(e)`, h pair
+/// (gate, up; a plain activation: h in `gate`) and row score `s`: dh's gate and up elements and
+/// s act(h) into `out`, with dA act(h) added to the row's partial. Both stores (direct and TMA)
+/// compute it so.
+struct PairGrad {
+  float dh_gate[2], dh_up[2], scaled[2];
+};
+template <EpilogueOp kOp, typename DaAt>
+__device__ __forceinline__ void pair_grad(DaAt&& da_at, const float (&gate)[2], const float (&up)[2], float s,
+                                          const OpParams& op, PairGrad& out, float& partial) {
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    const float da = da_at(e);
+    GatedGrad g;
+    if constexpr (kOp.gated_act()) {
+      g = gated_grad<kOp.act>(gate[e], up[e], op);
+    } else {
+      g = plain_grad<kOp.act>(gate[e]);
+    }
+    const float sda = s * da;
+    out.dh_gate[e] = sda * g.d_gate;
+    out.dh_up[e] = sda * g.d_up;
+    out.scaled[e] = s * g.act;
+    partial += da * g.act;
+  }
+}
+
 /// The 32-bit words of h a thread reads for its column pair c, c + 1 of one 8-column block j: gate and
 /// up (gated), or h (plain); twice as many words in fp32.
 template <ElemType kType, bool kGated>
@@ -302,31 +329,18 @@ __device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms]
               // (gate, up) of columns c and c + 1: zeros where nothing is to be read
               float gate[2] = {0.0f, 0.0f}, up[2] = {0.0f, 0.0f};
               if (readable && inside) decode_h_words<kOut, kGated, kInterleaved>(words[jj], gate, up);
-              float dh_gate[2], dh_up[2], scaled[2];
-#pragma unroll
-              for (int e = 0; e < 2; ++e) {
-                const float da = t.no_k ? 0.0f : acc[a][4 * j + 2 * h + e];
-                GatedGrad g;
-                if constexpr (kGated) {
-                  g = gated_grad<kOp.act>(gate[e], up[e], p.op);
-                } else {
-                  g = plain_grad<kOp.act>(gate[e]);
-                }
-                const float sda = s * da;
-                dh_gate[e] = sda * g.d_gate;
-                dh_up[e] = sda * g.d_up;
-                scaled[e] = s * g.act;
-                partial += da * g.act;
-              }
+              PairGrad g;
+              pair_grad<kOp>([&](int e) { return t.no_k ? 0.0f : acc[a][4 * j + 2 * h + e]; }, gate, up, s, p.op, g,
+                             partial);
               if (stored && inside) {
                 if constexpr (kInterleaved) {
-                  const float w[4] = {dh_gate[0], dh_up[0], dh_gate[1], dh_up[1]};
+                  const float w[4] = {g.dh_gate[0], g.dh_up[0], g.dh_gate[1], g.dh_up[1]};
                   store_quad<kOut>(dh_ptr, 16 * j, w);
                 } else {
-                  store_pair<kOut>(dh_ptr, 8 * j, dh_gate[0], dh_gate[1]);
-                  if constexpr (kGated) store_pair<kOut>(dh_up_ptr, 8 * j, dh_up[0], dh_up[1]);
+                  store_pair<kOut>(dh_ptr, 8 * j, g.dh_gate[0], g.dh_gate[1]);
+                  if constexpr (kGated) store_pair<kOut>(dh_up_ptr, 8 * j, g.dh_up[0], g.dh_up[1]);
                 }
-                store_pair<kOut>(a_ptr, 8 * j, scaled[0], scaled[1]);
+                store_pair<kOut>(a_ptr, 8 * j, g.scaled[0], g.scaled[1]);
               }
             }
           }

@@ -288,33 +288,20 @@ struct TmaStoreEpilogue {
               const int j = j0 + jj;  // the 8-column block of the chunk
               float gate[2] = {0.0f, 0.0f}, up[2] = {0.0f, 0.0f};
               if (readable && 8 * j < cols_left) decode_h_words<kOut, kGated, kInterleaved>(words[jj], gate, up);
-              float dh_gate[2], dh_up[2], scaled[2];
-#pragma unroll
-              for (int e = 0; e < 2; ++e) {
-                const float da = t.no_k ? 0.0f : acc[a][4 * (8 * b + j) + 2 * h + e];
-                GatedGrad g;
-                if constexpr (kGated) {
-                  g = gated_grad<kOp.act>(gate[e], up[e], p.op);
-                } else {
-                  g = plain_grad<kOp.act>(gate[e]);
-                }
-                const float sda = s * da;
-                dh_gate[e] = sda * g.d_gate;
-                dh_up[e] = sda * g.d_up;
-                scaled[e] = s * g.act;
-                partial += da * g.act;
-              }
+              PairGrad g;
+              pair_grad<kOp>([&](int e) { return t.no_k ? 0.0f : acc[a][4 * (8 * b + j) + 2 * h + e]; }, gate, up, s,
+                             p.op, g, partial);
               // The 128-byte swizzle TMA expects: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8).
               const uint32_t pair_offset = rr * 128 + ((j ^ (rr & 7)) * 16) + q * 4;
               if constexpr (kInterleaved) {  // dh columns 16 j + 4 q .. + 3 of the chunk's 128: box j / 4
                 const int c = 2 * (j % 4) + q / 2;
                 ptx::st_shared_v2_u32(box(j / 4) + rr * 128 + ((c ^ (rr & 7)) * 16) + (q % 2) * 8,
-                                      pack(dh_gate[0], dh_up[0]), pack(dh_gate[1], dh_up[1]));
+                                      pack(g.dh_gate[0], g.dh_up[0]), pack(g.dh_gate[1], g.dh_up[1]));
               } else {
-                ptx::st_shared_u32(box(0) + pair_offset, pack(dh_gate[0], dh_gate[1]));
-                if constexpr (kGated) ptx::st_shared_u32(box(1) + pair_offset, pack(dh_up[0], dh_up[1]));
+                ptx::st_shared_u32(box(0) + pair_offset, pack(g.dh_gate[0], g.dh_gate[1]));
+                if constexpr (kGated) ptx::st_shared_u32(box(1) + pair_offset, pack(g.dh_up[0], g.dh_up[1]));
               }
-              ptx::st_shared_u32(box(kChunkBoxes - 1) + pair_offset, pack(scaled[0], scaled[1]));
+              ptx::st_shared_u32(box(kChunkBoxes - 1) + pair_offset, pack(g.scaled[0], g.scaled[1]));
             }
           }
           // The quad holds the row's 64 columns: lanes q ^ 1 and q ^ 2 add theirs, in an order every
