@@ -117,8 +117,16 @@ struct KernelConfig {
   /// of rows past the group for its second CTA. 16-bit M-grouped kernels without split-K, and not
   /// with a gathered A: there both CTAs would gather the same rows, and on Mixtral's dgated piece
   /// that ran 4.3% slower (H100, 2026-12-07; Qwen3's 1.3% faster), while plain A gained up to 12%.
+  /// GEMMOPS_PAIR_GATHERED_FORWARD (an A/B define, kernel side only): pairs a gathered A without the
+  /// activation's backward too, the MoE up projection, whose 2-CTA pick ran 1.02-1.10x slower than
+  /// its 1-CTA twin (H100, 2026-12-07); the suite ran this pairing with a gathered A (v28).
   GEMMOPS_HD constexpr bool pairs_last_unit() const {
-    return cluster_m == 2 && group_axis == GroupAxis::m && !split_k && ab != ElemType::e4m3 && !gather_a;
+#ifdef GEMMOPS_PAIR_GATHERED_FORWARD
+    const bool gathered_ok = !gather_a || !op.activation_grad;
+#else
+    const bool gathered_ok = !gather_a;
+#endif
+    return cluster_m == 2 && group_axis == GroupAxis::m && !split_k && ab != ElemType::e4m3 && gathered_ok;
   }
   /// The first row of CTA `rank`'s tile in its scheduler unit (a cluster along N shares the rows).
   GEMMOPS_HD constexpr int cta_row_offset(int rank) const { return cluster_m > 1 ? rank * tile_m : 0; }
