@@ -331,6 +331,12 @@ std::vector<ProblemSpec> problems_for(const OperatorMetadata& m, const OutputsCa
   s.m = 2 * tm + 9, s.n = 2 * tn + (tma_halves ? 16 : 8), s.k = 72, s.groups = 3, s.trailing = 1;
   s.special_groups = true;
   specs.push_back(s);
+  // The TMA store's backward carries state from tile to tile (its ring, its h loads' parity): enough
+  // tiles that every CTA of the persistent grid (and each ping-pong warpgroup) takes several.
+  if (c.grad && m.design.epilogue == Epilogue::tma_store) {
+    s.m = 320 * tm + 5, s.n = tn + 64, s.k = 64, s.groups = 7, s.trailing = 3, s.special_groups = false;
+    specs.push_back(s);
+  }
   return specs;
 }
 
