@@ -83,11 +83,12 @@ int64_t split_k_slots(const KernelProblem& p, const KernelConfig& c) {
 
 // A TMA store's ragged view of a row-major tensor (kernels/sm90/params.cuh): dims {cols, 64, rows + 1}
 // with both row dims one row apart, based 64 rows before `data` (no box reaches above row 0), boxes
-// of 64 x 64; with `planes` > 0, a fourth dim of that many planes `plane_bytes` apart.
+// of 64 x 64; with `planes` > 0, a fourth dim of that many planes, each `cols` columns after the
+// last (a gated op's concatenated halves; the callers' rules keep that a 16-byte multiple).
 Result<CUtensorMap> ragged_store_map(const cuda::DriverApi& api, DType dtype, const char* role, void* data,
-                                     int64_t cols, int64_t rows, int64_t row_stride, int planes = 0,
-                                     uint64_t plane_bytes = 16) {
+                                     int64_t cols, int64_t rows, int64_t row_stride, int planes = 0) {
   const uint64_t esize = size_of(dtype);
+  const uint64_t plane_bytes = planes > 1 ? static_cast<uint64_t>(cols) * esize : 16;  // (one plane: unused)
   const uint64_t row_bytes = stride_bytes(row_stride, rows, esize);
   const uint64_t dims[4] = {at_least_one(cols), 64, static_cast<uint64_t>(std::max<int64_t>(rows, 0)) + 1,
                             static_cast<uint64_t>(planes)};
@@ -196,9 +197,8 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
     // planes I = N columns apart (each clipped at I), interleaved halves 2I columns, else I.
     const bool halves = c.op.gated_act() && c.op.gate == kernels::sm90::Gate::concatenated;
     const int64_t cols = c.op.gated_act() && !halves ? 2 * p.n : p.n;
-    GEMMOPS_ASSIGN_OR_RETURN(
-        CUtensorMap m, ragged_store_map(*api, p.out->dtype, "out", p.out->data, cols, p.out_rows, p.out_row_stride,
-                                        halves ? 2 : 1, halves ? static_cast<uint64_t>(p.n) * size_of(p.out->dtype) : 16));
+    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, ragged_store_map(*api, p.out->dtype, "out", p.out->data, cols, p.out_rows,
+                                                             p.out_row_stride, halves ? 2 : 1));
     store_map(m, &params.store.map_out);
   } else if (c.epilogue == 1) {  // out (out rows, N), N contiguous, as its ragged view
     const int64_t out_cols = c.op.gated() ? p.n / 2 : p.n;  // a gated op writes half the product's columns
@@ -239,9 +239,7 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
     const int64_t cols = halves ? p.n / 2 : p.n;
     GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, ragged_store_map(*api, p.out->dtype, "epilogue.pre_activation",
                                                              p.pre_activation, cols, p.out_rows,
-                                                             p.pre_activation_row_stride, halves ? 2 : 1,
-                                                             halves ? static_cast<uint64_t>(cols) * size_of(p.out->dtype)
-                                                                    : 16));
+                                                             p.pre_activation_row_stride, halves ? 2 : 1));
     store_map(m, &params.map_second_out);
   }
   if (c.epilogue == 1 && c.op.activation_grad) {  // s act(h)'s ragged view (I columns, one plane)

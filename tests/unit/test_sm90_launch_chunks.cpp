@@ -258,6 +258,43 @@ TEST(Sm90GroupChunksLaunch, the_tma_stores_pre_activation_maps_h_ragged_with_its
             kH + r * row_bytes + (256 + col) * 2);
 }
 
+// The TMA store's activation backward (trial): dh mapped as out's ragged view with a concatenated
+// SwiGLU's gate and up halves as two planes I columns apart, s act(h) as its own ragged view.
+TEST(Sm90GroupChunksLaunch, the_tma_stores_backward_maps_dh_by_halves_and_the_scaled_activation) {
+  RecordingDriver driver;
+  constexpr uintptr_t kH = uintptr_t{5} << 40, kScaled = uintptr_t{6} << 40, kPartials = uintptr_t{7} << 40;
+  GroupedGemmArguments args = with_data(testing::moe_forward(8, 1000, 256, 256));  // dA: N = I = 256
+  args.out = TensorDesc::contiguous(DType::bf16, {1000, 512}, Device::cuda(0), address(kOut));  // dh (1000, 2I)
+  args.epilogue.activation = Activation::swiglu;
+  args.epilogue.gate_layout = GateLayout::concatenated;
+  args.epilogue.activation_grad =
+      ActivationGrad{TensorDesc::contiguous(DType::bf16, {1000, 512}, Device::cuda(0), address(kH)),
+                     TensorDesc::contiguous(DType::bf16, {1000, 256}, Device::cuda(0), address(kScaled)),
+                     TensorDesc::contiguous(DType::fp32, {1000, 4}, Device::cuda(0), address(kPartials))};
+  const Arguments held = args;  // the problem points into it
+  auto p = sm90::map_problem(held);
+  ASSERT_TRUE(p) << p.status().to_string();
+  const auto c = sm90::make_kernel_config(design_named("128x128x64_c1x1_s4_pingpong_tma"), DType::bf16, DType::bf16,
+                                          Major::k, Major::k, false, sm90::kernel_op(args.epilogue));
+  ASSERT_TRUE(c.op.activation_grad && c.epilogue == 1);
+  cuda::LazyModule module("cubin");
+  auto shape = sm90::prepare_launch(*p, c, module, "kernel", 1);
+  ASSERT_TRUE(shape) << shape.status().to_string();
+  const Status st = sm90::launch_grouped(*p, c, *shape, reinterpret_cast<Stream>(uintptr_t{0x77}), 1, {});
+  ASSERT_TRUE(st) << st.to_string();
+  ASSERT_EQ(seen().maps.size(), 4u);  // A, B, dh, s act(h)
+  const uint64_t dh_row = 512 * 2, scaled_row = 256 * 2;
+  const Seen::Map& dh = seen().maps[2];
+  EXPECT_EQ(dh.dims, (std::vector<cuuint64_t>{256, 64, 1001, 2}));  // I columns a plane
+  EXPECT_EQ(dh.strides, (std::vector<cuuint64_t>{dh_row, dh_row, 256 * 2}));  // the up plane I columns on
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(dh.base), kOut - 64 * dh_row);
+  const Seen::Map& scaled = seen().maps[3];
+  EXPECT_EQ(scaled.dims, (std::vector<cuuint64_t>{256, 64, 1001, 1}));
+  EXPECT_EQ(std::vector<cuuint64_t>(scaled.strides.begin(), scaled.strides.begin() + 2),
+            (std::vector<cuuint64_t>{scaled_row, scaled_row}));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(scaled.base), kScaled - 64 * scaled_row);
+}
+
 TEST(Sm90GroupChunksLaunch, tensor_maps_take_the_element_type_of_their_dtype_and_refuse_others) {
   RecordingDriver driver;
   GroupedGemmArguments args = with_data(testing::moe_forward(8, 1000, 256, 512));
