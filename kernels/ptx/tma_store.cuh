@@ -24,6 +24,20 @@ __device__ __forceinline__ void st_shared_v2_u32(::cuda::std::uint32_t addr, ::c
   asm volatile("st.shared.v2.b32 [%0], {%1, %2};\n" ::"r"(addr), "r"(v0), "r"(v1) : "memory");
 }
 
+/// A 4-byte load from shared memory at a shared-window address (volatile: it must stay after the
+/// mbarrier wait that makes a TMA load's data visible, and before the stores to the same words).
+__device__ __forceinline__ ::cuda::std::uint32_t ld_shared_u32(::cuda::std::uint32_t addr) {
+  ::cuda::std::uint32_t v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+
+/// An 8-byte load (two words) from shared memory at an 8-byte aligned shared-window address.
+__device__ __forceinline__ void ld_shared_v2_u32(::cuda::std::uint32_t addr, ::cuda::std::uint32_t& v0,
+                                                 ::cuda::std::uint32_t& v1) {
+  asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(v0), "=r"(v1) : "r"(addr) : "memory");
+}
+
 /// A 2-byte store to shared memory at a shared-window address.
 __device__ __forceinline__ void st_shared_u16(::cuda::std::uint32_t addr, ::cuda::std::uint16_t v) {
   asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(v) : "memory");

@@ -165,7 +165,10 @@ struct KernelConfig {
   GEMMOPS_HD constexpr int b_stage_bytes() const { return tile_n * k_row_bytes(); }
   GEMMOPS_HD constexpr int stage_bytes() const { return a_stage_bytes() + b_stage_bytes(); }
   /// full and empty per stage, and the two ping-pong turn barriers.
-  GEMMOPS_HD constexpr int barrier_bytes() const { return 16 * stages + 16; }
+  GEMMOPS_HD constexpr int barrier_bytes() const { return 16 * stages + 16 + (loads_h_by_tma() ? 16 : 0); }
+  /// The TMA store's activation backward loads h by TMA into its chunk's boxes, on one mbarrier per
+  /// consumer warpgroup (sm90/epilogue_tma.cuh).
+  GEMMOPS_HD constexpr bool loads_h_by_tma() const { return epilogue == 1 && op.activation_grad; }
   /// The TMA epilogue's ring of 64x64 staging boxes of out's elements per consumer warpgroup.
   /// The activation's backward stages a chunk's outputs (dh in one or two boxes, s act(h)) together:
   /// the ring holds at least one chunk's boxes.

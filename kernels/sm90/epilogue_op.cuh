@@ -24,6 +24,7 @@ struct TileContext {
   int consumer;    // the warpgroup (its TMA staging and named barrier)
   bool no_k;       // no k-block summed: the product is zeros, the accumulators hold nothing
   bool tail;       // the zero tail (rows past the last group): zeros, no op
+  ::cuda::std::uint64_t* h_bar = nullptr;  // KernelConfig::loads_h_by_tma: the warpgroup's h-load mbarrier
 };
 
 /// The op's geometry: out columns of a tile, its first out column and out's width.

@@ -7,6 +7,8 @@
 
 #include <cuda/std/cstdint>
 
+#include "ptx/mbarrier.cuh"
+#include "ptx/tma.cuh"
 #include "ptx/tma_store.cuh"
 #include "ptx/warp.cuh"
 #include "sm90/barriers.cuh"
@@ -209,19 +211,20 @@ struct TmaStoreEpilogue {
   }
 
   /// The activation's backward (EpilogueOp::activation_grad; epilogue_outputs.cuh has the math and
-  /// the direct store's twin): per 64-row slab and 64 product columns (a chunk) the thread reads its
-  /// h words as the direct store does, and stages its dh and s act(h) pairs into the chunk's boxes
-  /// (kOp.boxes_per_chunk(), taken from the ring together), stored by TMA through out's ragged map
+  /// the direct store's twin), per 64-row slab and 64 product columns (a chunk): thread 0 loads the
+  /// chunk's h boxes by TMA (params.map_h, on the warpgroup's mbarrier, TileContext::h_bar) into the
+  /// places dh will take in the staging ring, once the last chunk's stores have read them; each
+  /// thread reads its own h words there, writes its dh words over them and s act(h) into the last
+  /// box (kOp.boxes_per_chunk() boxes a chunk); the boxes are stored by TMA through out's ragged map
   /// (4D, launch_grouped.cpp: concatenated gated dh as two planes I columns apart, clipped at I;
   /// interleaved dh 2I columns wide, a chunk's 128 dh columns in two boxes) and through
   /// params.map_second_out (s act(h)'s ragged view); rows past the group's end are clipped there.
   /// The per-64-column partials of dA act(h) are written per row by the quad's lane 0, as in the
-  /// direct store. The zero tail's rows read nothing and store zeros. (The direct store's
-  /// per-thread 4-byte stores of three outputs touch 8 rows' half sectors a warp instruction.)
-  /// A trial (Sm90EpilogueSupport::trial_activation_grad): it passed the GPU suite (H100,
-  /// 2026-12-07) and ran Qwen3-30B-A3B's dgated piece 1.06x faster on the 128x128 TMA ping-pong, but
-  /// it spills 8-48 bytes (the compile tests allow 64; batches of 1-8 blocks, the row's pointers made
-  /// opaque and 32-bit staging addresses all left 8 or more), and Mixtral-8x7B's ran 0.92x.
+  /// direct store. The zero tail's rows use no h and store zeros. (The direct store reads h with 16
+  /// round trips a row pair of a 128-wide tile and stores three outputs 4 bytes a thread.) A trial
+  /// (Sm90EpilogueSupport::trial_activation_grad). Its first form, h read per thread from global
+  /// memory, passed the GPU suite (H100, 2026-12-07) and spilled 8-48 bytes; this one is spill-free
+  /// (the compile tests) and has not run on a GPU.
   template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, int kLen>
   __device__ __forceinline__ static void store_activation_grad(const float (&acc)[kAtoms][kLen], const TileContext& t,
                                                                ::cuda::std::uint8_t* staging, int& ring_pos,
@@ -234,34 +237,44 @@ struct TmaStoreEpilogue {
     constexpr bool kGated = kOp.gated_act();
     constexpr bool kInterleaved = kGated && kOp.gate == Gate::interleaved;
     constexpr int kChunkBoxes = kOp.boxes_per_chunk();
+    constexpr int kHBoxes = kChunkBoxes - 1;  // h's boxes of a chunk: dh's, which take their place
     static_assert(kRing >= kChunkBoxes, "the ring holds a chunk's boxes (KernelConfig::epilogue_ring)");
-    constexpr int kSlots = kRing / kChunkBoxes;  // chunks the ring holds (a box or two may stay unused)
+    static_assert(kOut != ElemType::fp32, "16-bit h and outputs");
     constexpr int kHW = kHWords<kOut, kGated>;
-    // Blocks whose h words are loaded together (the direct store loads 8 on 128-wide tiles; 4 here
-    // spill least).
-    constexpr int kBatch = kTileN <= 128 ? 4 : (kOp.act == Act::swiglu_oss ? 2 : 4);
+    // Blocks whose h words are read from shared memory together: 2 is spill-free on every serving
+    // design (4 spilled 16 bytes on the gathered 128x128 TMA ping-pong, 8 spilled 68).
+    constexpr int kBatch = 2;
     const int tid = threadIdx.x % 128, q = tid % 4;
     const int r_in = (tid / 32) * 16 + (tid % 32) / 4;  // the thread's row in the slab (and r_in + 8)
     const int n = p.scheduler.n;
     const int barrier = warpgroup_barrier(t.consumer);
     const int rows_readable = t.tail ? 0 : t.row_end - t.row0 - r_in;  // slab rows 64 a + 8 h below it have h
     const auto staging_shared = static_cast<uint32_t>(__cvta_generic_to_shared(staging));
+    auto box = [&](int i) { return staging_shared + i * kBoxBytes; };
+    // ring_pos holds the parity of the warpgroup's h loads here (the chunk's boxes are the ring's
+    // first kChunkBoxes, reused chunk after chunk: every design's ring holds one chunk).
+    uint32_t phase = static_cast<uint32_t>(ring_pos);
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a) {
       if (a >= t.live_atoms) break;
       const int slab_row = t.row0 + 64 * a;
-      const RaggedRows rows = ragged_rows(slab_row, t.row_end);
 #pragma unroll
       for (int b = 0; b < kTileN / 64; ++b) {
         const int c0 = t.col0 + 64 * b;         // the chunk's first product column
         const int cols_left = n - c0 - 2 * q;  // block j's columns lie inside when 8 j < cols_left
-        // The chunk's boxes, the ring's next slot of kChunkBoxes: every store group but the last
-        // kRing - kChunkBoxes has read its box. (Every design's ring holds one chunk: ring_pos
-        // stays 0, and the boxes' addresses are constants from the staging's.)
-        if (tid == 0) ptx::tma_store_wait_read<(kSlots - 1) * kChunkBoxes>();
-        ptx::named_barrier_sync(barrier, 128);
-        const uint32_t chunk_base = staging_shared + (kSlots > 1 ? ring_pos : 0) * (kChunkBoxes * kBoxBytes);
-        auto box = [&](int i) { return chunk_base + i * kBoxBytes; };
+        // h's boxes into dh's places once the last chunk's stores have read them: concatenated
+        // gate and up at c0 and n + c0 (a gate box running past I reads up columns no lane uses);
+        // interleaved the chunk's 128 columns from 2 c0; plain at c0. Rows past the tensor read zeros.
+        if (tid == 0) {
+          ptx::tma_store_wait_read<0>();
+          ptx::mbarrier_arrive_expect_tx(t.h_bar, kHBoxes * kBoxBytes);
+#pragma unroll
+          for (int i = 0; i < kHBoxes; ++i)
+            ptx::tma_load_2d(staging + i * kBoxBytes, &p.map_h,
+                             kInterleaved ? 2 * c0 + 64 * i : (kGated && i == 1 ? n + c0 : c0), slab_row, t.h_bar);
+        }
+        ptx::mbarrier_wait(t.h_bar, phase);
+        phase ^= 1u;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int rr = r_in + 8 * h;  // row in the slab
@@ -269,40 +282,46 @@ struct TmaStoreEpilogue {
           const bool readable = 64 * a + 8 * h < rows_readable;
           float s = readable ? 1.0f : 0.0f;
           if constexpr (kOp.row_scale) s = readable ? __ldg(p.op.row_scale + r) : 0.0f;
-          const long long first = c0 + 2 * q;
-          const long long h_first = static_cast<long long>(r) * p.op.pre_activation_row_stride +
-                                    (kInterleaved ? 2 * first : first);
-          const void* h_ptr = element_ptr<kOut>(p.op.pre_activation, h_first);
-          const void* h_up_ptr = element_ptr<kOut>(p.op.pre_activation, h_first + n);
           float partial = 0.0f;
+          // The 128-byte swizzle of TMA's boxes: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8);
+          // a pair's offset in its box, and an interleaved chunk's quad (dh columns 16 j + 4 q .. + 3
+          // of its 128, in box j / 4).
+          auto pair_offset = [&](int j) { return static_cast<uint32_t>(rr * 128 + ((j ^ (rr & 7)) * 16) + q * 4); };
+          auto quad_offset = [&](int j) {
+            return static_cast<uint32_t>(rr * 128 + (((2 * (j % 4) + q / 2) ^ (rr & 7)) * 16) + (q % 2) * 8);
+          };
 #pragma unroll
           for (int j0 = 0; j0 < 8; j0 += kBatch) {
-            // kBatch blocks' h words first, all in flight together (one round trip for them).
-            uint32_t words[kBatch][kHW];
+          // kBatch blocks' h words first (each thread reads and then overwrites only its own).
+          uint32_t words[kBatch][kHW];
 #pragma unroll
-            for (int jj = 0; jj < kBatch; ++jj)
-              if (readable && 8 * (j0 + jj) < cols_left)
-                load_h_words<kOut, kGated, kInterleaved>(h_ptr, h_up_ptr, j0 + jj, words[jj]);
-#pragma unroll
-            for (int jj = 0; jj < kBatch; ++jj) {
-              const int j = j0 + jj;  // the 8-column block of the chunk
-              float gate[2] = {0.0f, 0.0f}, up[2] = {0.0f, 0.0f};
-              if (readable && 8 * j < cols_left) decode_h_words<kOut, kGated, kInterleaved>(words[jj], gate, up);
-              PairGrad g;
-              pair_grad<kOp>([&](int e) { return t.no_k ? 0.0f : acc[a][4 * (8 * b + j) + 2 * h + e]; }, gate, up, s,
-                             p.op, g, partial);
-              // The 128-byte swizzle TMA expects: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8).
-              const uint32_t pair_offset = rr * 128 + ((j ^ (rr & 7)) * 16) + q * 4;
-              if constexpr (kInterleaved) {  // dh columns 16 j + 4 q .. + 3 of the chunk's 128: box j / 4
-                const int c = 2 * (j % 4) + q / 2;
-                ptx::st_shared_v2_u32(box(j / 4) + rr * 128 + ((c ^ (rr & 7)) * 16) + (q % 2) * 8,
-                                      pack(g.dh_gate[0], g.dh_up[0]), pack(g.dh_gate[1], g.dh_up[1]));
-              } else {
-                ptx::st_shared_u32(box(0) + pair_offset, pack(g.dh_gate[0], g.dh_gate[1]));
-                if constexpr (kGated) ptx::st_shared_u32(box(1) + pair_offset, pack(g.dh_up[0], g.dh_up[1]));
-              }
-              ptx::st_shared_u32(box(kChunkBoxes - 1) + pair_offset, pack(g.scaled[0], g.scaled[1]));
+          for (int jj = 0; jj < kBatch; ++jj) {
+            const int j = j0 + jj;
+            if constexpr (kInterleaved) {
+              ptx::ld_shared_v2_u32(box(j / 4) + quad_offset(j), words[jj][0], words[jj][1]);
+            } else {
+              words[jj][0] = ptx::ld_shared_u32(box(0) + pair_offset(j));
+              if constexpr (kGated) words[jj][1] = ptx::ld_shared_u32(box(1) + pair_offset(j));
             }
+          }
+#pragma unroll
+          for (int jj = 0; jj < kBatch; ++jj) {
+            const int j = j0 + jj;  // the chunk's 8-column block
+            float gate[2] = {0.0f, 0.0f}, up[2] = {0.0f, 0.0f};
+            if (readable && 8 * j < cols_left) decode_h_words<kOut, kGated, kInterleaved>(words[jj], gate, up);
+            PairGrad g;
+            pair_grad<kOp>([&](int e) { return t.no_k ? 0.0f : acc[a][4 * (8 * b + j) + 2 * h + e]; }, gate, up, s,
+                           p.op, g, partial);
+            // dh in h's places (each thread writes what it read), s act(h) into the last box.
+            if constexpr (kInterleaved) {
+              ptx::st_shared_v2_u32(box(j / 4) + quad_offset(j), pack(g.dh_gate[0], g.dh_up[0]),
+                                    pack(g.dh_gate[1], g.dh_up[1]));
+            } else {
+              ptx::st_shared_u32(box(0) + pair_offset(j), pack(g.dh_gate[0], g.dh_gate[1]));
+              if constexpr (kGated) ptx::st_shared_u32(box(1) + pair_offset(j), pack(g.dh_up[0], g.dh_up[1]));
+            }
+            ptx::st_shared_u32(box(kChunkBoxes - 1) + pair_offset(j), pack(g.scaled[0], g.scaled[1]));
+          }
           }
           // The quad holds the row's 64 columns: lanes q ^ 1 and q ^ 2 add theirs, in an order every
           // lane shares (deterministic).
@@ -315,22 +334,20 @@ struct TmaStoreEpilogue {
         ptx::fence_proxy_async_shared();
         ptx::named_barrier_sync(barrier, 128);
         if (tid == 0) {
+          const RaggedRows rows = ragged_rows(slab_row, t.row_end);
           // dh: concatenated gate and up as planes 0 and 1 at c0; interleaved, its 128 columns from 2 c0.
 #pragma unroll
-          for (int i = 0; i + 1 < kChunkBoxes; ++i) {
-            ptx::tma_store_4d(&p.store.map_out, staging + (box(i) - staging_shared),
-                              kInterleaved ? 2 * c0 + 64 * i : c0, rows.row, rows.end, kInterleaved ? 0 : i);
+          for (int i = 0; i < kHBoxes; ++i) {
+            ptx::tma_store_4d(&p.store.map_out, staging + i * kBoxBytes, kInterleaved ? 2 * c0 + 64 * i : c0,
+                              rows.row, rows.end, kInterleaved ? 0 : i);
             ptx::tma_store_commit();
           }
-          ptx::tma_store_4d(&p.map_second_out, staging + (box(kChunkBoxes - 1) - staging_shared), c0, rows.row,
-                            rows.end, 0);
+          ptx::tma_store_4d(&p.map_second_out, staging + kHBoxes * kBoxBytes, c0, rows.row, rows.end, 0);
           ptx::tma_store_commit();
         }
-        if constexpr (kSlots > 1) ring_pos = ring_pos + 1 == kSlots ? 0 : ring_pos + 1;
       }
     }
-    // (ring_pos counts slots of kChunkBoxes here: the kernel stores nothing else. Slots are reused
-    // in order, so a short tile needs no drain.)
+    ring_pos = static_cast<int>(phase);
   }
 
   /// Before the CTA exits: the last stores must be complete.

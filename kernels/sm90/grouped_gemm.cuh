@@ -177,8 +177,9 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     }
     // Every store mechanism has the one signature: store<op>(accumulators, tile, staging, ring, params).
     // (Called through a lambda, as before ops: the identity's PTX stays byte for byte what it was.)
-    const TileContext ctx{row0, tc.row_end, tc.col0, tc.group, live_atoms, consumer, k_blocks == 0,
-                          tc.group >= p.scheduler.group_base + p.scheduler.groups};
+    TileContext ctx{row0, tc.row_end, tc.col0, tc.group, live_atoms, consumer, k_blocks == 0,
+                    tc.group >= p.scheduler.group_base + p.scheduler.groups};
+    if constexpr (C.loads_h_by_tma()) ctx.h_bar = s.h_load(consumer);
     auto store_tile = [&](auto& values) {
       StoreMechanism<C>::template store<C.op, C.tile_n, kAtoms, C.epilogue_ring()>(
           values, ctx, s.epi() + consumer * C.epilogue_warpgroup_bytes(), ring_pos, p);
@@ -248,6 +249,8 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
     }
     ptx::mbarrier_init(s.turn(0), 4);  // lane 0 of each warp of the other warpgroup
     ptx::mbarrier_init(s.turn(1), 4);
+    if constexpr (C.loads_h_by_tma())
+      for (int i = 0; i < C.consumers; ++i) ptx::mbarrier_init(s.h_load(i), 1);  // thread 0 of warpgroup i
     ptx::fence_barrier_init();
   }
   build_scheduler_table<C.unit_m(), C.unit_n(), C.group_axis, C.pairs_last_unit() ? C.tile_m : 0>(p.scheduler,

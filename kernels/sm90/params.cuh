@@ -128,6 +128,9 @@ struct GroupedGemmParams {
   // (its ragged view with the halves as a fourth dimension) or the backward's s act(h) (one plane).
   // Last, so that every other field keeps its offset.
   TensorMap map_second_out;
+  // Read only by the TMA store's activation backward (KernelConfig::loads_h_by_tma): h's 2D view
+  // {h's columns, rows}, 64x64 boxes, 128-byte swizzle. After map_second_out, so that no field moves.
+  TensorMap map_h;
 };
 
 }  // namespace gemmops::kernels::sm90

@@ -27,7 +27,8 @@ struct SharedStorage {
   static constexpr uint32_t kFull = kEpi + C.epilogue_bytes();
   static constexpr uint32_t kEmpty = kFull + 8 * C.stages;
   static constexpr uint32_t kTurn = kEmpty + 8 * C.stages;
-  static constexpr uint32_t kTables = kTurn + 16;
+  static constexpr uint32_t kHLoad = kTurn + 16;  // KernelConfig::loads_h_by_tma: one a consumer warpgroup
+  static constexpr uint32_t kTables = kHLoad + (C.loads_h_by_tma() ? 16 : 0);
 
   __device__ static void* generic(uint32_t shared_address) {
     return __cvta_shared_to_generic(static_cast<size_t>(shared_address));
@@ -38,6 +39,7 @@ struct SharedStorage {
   __device__ uint64_t* full(int i) const { return static_cast<uint64_t*>(generic(base + kFull + 8 * i)); }
   __device__ uint64_t* empty(int i) const { return static_cast<uint64_t*>(generic(base + kEmpty + 8 * i)); }
   __device__ uint64_t* turn(int i) const { return static_cast<uint64_t*>(generic(base + kTurn + 8 * i)); }
+  __device__ uint64_t* h_load(int i) const { return static_cast<uint64_t*>(generic(base + kHLoad + 8 * i)); }
   __device__ SchedulerTable table() const {
     int* tables = static_cast<int*>(generic(base + kTables));
     return {tables, tables + groups, tables + 2 * groups};

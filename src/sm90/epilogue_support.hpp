@@ -27,8 +27,9 @@ struct Sm90EpilogueSupport {
   bool pre_activation = false;
   bool activation_grad = false;
   /// The design's second operand is a trial: offered only with GEMMOPS_TRIAL_DESIGNS=1. The TMA
-  /// store's backward (through the GPU suite on an H100, 2026-12-07, but it spills 8-48 bytes and
-  /// the ranking picks it where it runs slower: Mixtral-8x7B's dgated 0.92x).
+  /// store's backward (its first form passed the GPU suite on an H100, 2026-12-07, and the ranking
+  /// picked it where it ran slower: Mixtral-8x7B's dgated 0.92x; h loaded by TMA, spill-free, has
+  /// not run on a GPU).
   bool trial_pre_activation = false;
   bool trial_activation_grad = false;
 };

@@ -26,8 +26,8 @@ using kernels::sm90::TensorMap;
 
 // The parameters' size is part of every kernel's PTX: growing it is a deliberate change. (The fp8
 // main loop's ScaleParams fill tail padding; the pre-activation's map came last, so every other
-// field kept its offset.)
-static_assert(sizeof(kernels::sm90::GroupedGemmParams) == 832, "GroupedGemmParams grew: every kernel's PTX changes");
+// field kept its offset; h's map for the TMA store's backward came after it.)
+static_assert(sizeof(kernels::sm90::GroupedGemmParams) == 960, "GroupedGemmParams grew: every kernel's PTX changes");
 
 // The TMA element type of a dtype: its size is what the box and stride bytes count in. 8-bit floats
 // travel as bytes (TMA has no fp8 type); a dtype without one is refused, never taken for another.
@@ -241,6 +241,18 @@ Result<kernels::sm90::GroupedGemmParams> make_params(const KernelProblem& p, con
                                                              p.pre_activation, cols, p.out_rows,
                                                              p.pre_activation_row_stride, halves ? 2 : 1));
     store_map(m, &params.map_second_out);
+  }
+  if (c.loads_h_by_tma()) {  // h's 2D view (kernels/sm90/epilogue_tma.cuh): 64x64 boxes, read by TMA
+    const uint64_t h_esize = size_of(p.out->dtype);
+    const int64_t h_cols = c.op.gated_act() ? 2 * p.n : p.n;
+    const uint64_t dims[2] = {at_least_one(h_cols), at_least_one(p.out_rows)};
+    const uint64_t strides[1] = {stride_bytes(p.pre_activation_row_stride, p.out_rows, h_esize)};
+    const uint32_t box[2] = {64, 64};
+    GEMMOPS_ASSIGN_OR_RETURN(const CUtensorMapDataType h_type,
+                             tma_type(p.out->dtype, "epilogue.activation_grad.pre_activation"));
+    GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, cuda::encode_tiled(*api, h_type, 2, p.pre_activation, dims, strides, box,
+                                                               CU_TENSOR_MAP_SWIZZLE_128B));
+    store_map(m, &params.map_h);
   }
   if (c.epilogue == 1 && c.op.activation_grad) {  // s act(h)'s ragged view (I columns, one plane)
     GEMMOPS_ASSIGN_OR_RETURN(CUtensorMap m, ragged_store_map(*api, p.out->dtype,
