@@ -225,6 +225,25 @@ struct TmaStoreEpilogue {
   /// (Sm90EpilogueSupport::trial_activation_grad). Its first form, h read per thread from global
   /// memory, passed the GPU suite (H100, 2026-12-07) and spilled 8-48 bytes; this one is spill-free
   /// (the compile tests) and has not run on a GPU.
+  /// Loads a chunk's h boxes (64 rows from slab_row, product columns from c0) by TMA into the places
+  /// dh takes in the staging ring, once the last chunk's stores have read them, completing on h_bar
+  /// (one thread; KernelConfig::loads_h_by_tma). Concatenated gate and up at c0 and n + c0 (a gate
+  /// box running past I reads up columns no lane uses); interleaved the chunk's 128 columns from
+  /// 2 c0; plain at c0. Rows past the tensor read zeros.
+  template <EpilogueOp kOp>
+  __device__ __forceinline__ static void load_h_chunk(::cuda::std::uint8_t* staging, ::cuda::std::uint64_t* h_bar,
+                                                      const GroupedGemmParams& p, int c0, int slab_row) {
+    constexpr bool kGated = kOp.gated_act();
+    constexpr bool kInterleaved = kGated && kOp.gate == Gate::interleaved;
+    constexpr int kHBoxes = kOp.boxes_per_chunk() - 1;
+    ptx::tma_store_wait_read<0>();
+    ptx::mbarrier_arrive_expect_tx(h_bar, kHBoxes * kBoxBytes);
+#pragma unroll
+    for (int i = 0; i < kHBoxes; ++i)
+      ptx::tma_load_2d(staging + i * kBoxBytes, &p.map_h,
+                       kInterleaved ? 2 * c0 + 64 * i : (kGated && i == 1 ? p.scheduler.n + c0 : c0), slab_row, h_bar);
+  }
+
   template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, int kLen>
   __device__ __forceinline__ static void store_activation_grad(const float (&acc)[kAtoms][kLen], const TileContext& t,
                                                                ::cuda::std::uint8_t* staging, int& ring_pos,
@@ -262,17 +281,8 @@ struct TmaStoreEpilogue {
       for (int b = 0; b < kTileN / 64; ++b) {
         const int c0 = t.col0 + 64 * b;         // the chunk's first product column
         const int cols_left = n - c0 - 2 * q;  // block j's columns lie inside when 8 j < cols_left
-        // h's boxes into dh's places once the last chunk's stores have read them: concatenated
-        // gate and up at c0 and n + c0 (a gate box running past I reads up columns no lane uses);
-        // interleaved the chunk's 128 columns from 2 c0; plain at c0. Rows past the tensor read zeros.
-        if (tid == 0) {
-          ptx::tma_store_wait_read<0>();
-          ptx::mbarrier_arrive_expect_tx(t.h_bar, kHBoxes * kBoxBytes);
-#pragma unroll
-          for (int i = 0; i < kHBoxes; ++i)
-            ptx::tma_load_2d(staging + i * kBoxBytes, &p.map_h,
-                             kInterleaved ? 2 * c0 + 64 * i : (kGated && i == 1 ? n + c0 : c0), slab_row, t.h_bar);
-        }
+        // The tile's first chunk of h was loaded under its main loop (grouped_gemm.cuh's consume).
+        if ((a != 0 || b != 0) && tid == 0) load_h_chunk<kOp>(staging, t.h_bar, p, c0, slab_row);
         ptx::mbarrier_wait(t.h_bar, phase);
         phase ^= 1u;
 #pragma unroll

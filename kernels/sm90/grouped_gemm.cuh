@@ -148,6 +148,15 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group,
                                               tc.group >= p.scheduler.group_base + p.scheduler.groups);
     ML::start_tile(acc, p, tc, row0);
+    if constexpr (C.loads_h_by_tma()) {
+      // The tile's first chunk of h (the activation's backward by TMA), loaded under its main loop
+      // wherever the tile stores (the conditions below): its epilogue waits for it.
+      bool stores = live_atoms > 0;
+      if constexpr (C.cluster_n > 1 || C.pairs_last_unit()) stores = stores && tc.col0 < p.scheduler.n;
+      if (stores && threadIdx.x % 128 == 0)
+        StoreMechanism<C>::template load_h_chunk<C.op>(s.epi() + consumer * C.epilogue_warpgroup_bytes(),
+                                                       s.h_load(consumer), p, tc.col0, row0);
+    }
     ML::mma_tile(acc, s, tc, k_blocks, cur, a_atom0, live_atoms, consumer, release_lane);
     if constexpr (C.pingpong()) {  // the other warpgroup's turn: its next tile's stages are next
       // Every warp arrives, not one for the warpgroup: its warps are coupled only by the MMAs, so on
