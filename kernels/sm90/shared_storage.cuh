@@ -29,6 +29,7 @@ struct SharedStorage {
   static constexpr uint32_t kTurn = kEmpty + 8 * C.stages;
   static constexpr uint32_t kHLoad = kTurn + 16;  // KernelConfig::loads_h_by_tma: one a consumer warpgroup
   static constexpr uint32_t kTables = kHLoad + (C.loads_h_by_tma() ? 16 : 0);
+  static_assert(!C.loads_h_by_tma() || C.consumers <= 2, "16 bytes hold two consumer warpgroups' h-load barriers");
 
   __device__ static void* generic(uint32_t shared_address) {
     return __cvta_shared_to_generic(static_cast<size_t>(shared_address));
