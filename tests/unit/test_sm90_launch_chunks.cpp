@@ -282,13 +282,17 @@ TEST(Sm90GroupChunksLaunch, the_tma_stores_backward_maps_dh_by_halves_and_the_sc
   ASSERT_TRUE(shape) << shape.status().to_string();
   const Status st = sm90::launch_grouped(*p, c, *shape, reinterpret_cast<Stream>(uintptr_t{0x77}), 1, {});
   ASSERT_TRUE(st) << st.to_string();
-  ASSERT_EQ(seen().maps.size(), 4u);  // A, B, dh, s act(h)
+  ASSERT_EQ(seen().maps.size(), 5u);  // A, B, dh, h (read by TMA), s act(h)
   const uint64_t dh_row = 512 * 2, scaled_row = 256 * 2;
+  const Seen::Map& h = seen().maps[3];  // h's 2D view: all 2I columns, every row, 64x64 boxes
+  EXPECT_EQ(h.dims, (std::vector<cuuint64_t>{512, 1000}));
+  EXPECT_EQ(h.strides, (std::vector<cuuint64_t>{dh_row}));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(h.base), kH);
   const Seen::Map& dh = seen().maps[2];
   EXPECT_EQ(dh.dims, (std::vector<cuuint64_t>{256, 64, 1001, 2}));  // I columns a plane
   EXPECT_EQ(dh.strides, (std::vector<cuuint64_t>{dh_row, dh_row, 256 * 2}));  // the up plane I columns on
   EXPECT_EQ(reinterpret_cast<uintptr_t>(dh.base), kOut - 64 * dh_row);
-  const Seen::Map& scaled = seen().maps[3];
+  const Seen::Map& scaled = seen().maps[4];
   EXPECT_EQ(scaled.dims, (std::vector<cuuint64_t>{256, 64, 1001, 1}));
   EXPECT_EQ(std::vector<cuuint64_t>(scaled.strides.begin(), scaled.strides.begin() + 2),
             (std::vector<cuuint64_t>{scaled_row, scaled_row}));
