@@ -128,8 +128,12 @@ SplitKChoice choose_split_k(const KernelProblem& p, const Sm90Design& d, const M
   return best;
 }
 
+GroupSizes balanced_sizes_of(const KernelProblem& p, const MachineModel& m) {
+  return p.kind == OperationKind::grouped_m && p.gather_a ? GroupSizes::routed : m.balanced_sizes;
+}
+
 double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const MachineModel& m, int splits) {
-  return std::sqrt(estimate_time_us(p, d, m, splits, m.balanced_sizes) *
+  return std::sqrt(estimate_time_us(p, d, m, splits, balanced_sizes_of(p, m)) *
                    estimate_time_us(p, d, m, splits, GroupSizes::skewed));
 }
 

@@ -23,7 +23,10 @@ double expected_units_of_routed_group(double mean, double unit, double& nonempty
 /// only; a split must gain 10% to be chosen), using `d`'s calibration as given (calibrated_for()
 /// picks the part's). Pure: no device query; the caller chooses the model (machine_of_device.hpp).
 /// Group sizes are unknown on the host (device offsets), so grouped problems are estimated under
-/// balanced (the model's balanced_sizes) and skewed sizes and the two estimates' geometric mean is used.
+/// balanced (balanced_sizes_of()) and skewed sizes and the two estimates' geometric mean is used.
+/// The balanced leg's group sizes: routed where A's rows are gathered (a row index is the MoE
+/// routing's, whose counts are never whole units), else the model's balanced_sizes.
+GroupSizes balanced_sizes_of(const KernelProblem& p, const MachineModel& m);
 SplitKChoice choose_split_k(const KernelProblem& p, const Sm90Design& d, const MachineModel& m);
 double estimate_time_us(const KernelProblem& p, const Sm90Design& d, const MachineModel& m);
 /// The estimate with K split `splits` ways (1: not split).

@@ -293,6 +293,32 @@ TEST(MachineModelEstimate, gathered_rows_cost_the_h100_more_l2_time_and_the_seco
   EXPECT_EQ(grad.kp.epilogue_bytes_per_element, 10.0);
 }
 
+TEST(MachineModelEstimate, a_gathered_a_is_routed_so_its_balanced_half_counts_routing_s_partial_units) {
+  const MachineModel h100 = *machine_model_named("h100_sxm");
+  const Problem up(gathered_up());
+  EXPECT_EQ(balanced_sizes_of(up.kp, h100), GroupSizes::routed);
+  const Problem down(forward(128, 65536, 2048, 768));
+  EXPECT_EQ(balanced_sizes_of(down.kp, h100), GroupSizes::even) << "no row index: the model's choice";
+  auto tma_ring = [](int cluster_m) {
+    for (const Sm90Design& d : sm90_designs())
+      if (d.design.tile_m == 128 && d.design.tile_n == 256 && d.design.cluster_m == cluster_m &&
+          d.design.epilogue == Epilogue::tma_store && d.design.epilogue_boxes == 2 && d.design.cluster_n == 1)
+        return d;
+    ADD_FAILURE() << "no 128x256 TMA ring with cluster " << cluster_m;
+    return sm90_designs().front();
+  };
+  const Sm90Design one = tma_ring(1), two = tma_ring(2);
+  EXPECT_NEAR(estimate_time_us(up.kp, two, h100, 1),
+              std::sqrt(estimate_time_us(up.kp, two, h100, 1, GroupSizes::routed) *
+                        estimate_time_us(up.kp, two, h100, 1, GroupSizes::skewed)),
+              1e-9);
+  // The 2-CTA kernel pairs no last unit with a gathered A, so a routed group of ~512 rows ends in a
+  // partial 256-row unit half the time: on an H100 the 1-CTA ring ran this up projection 760.7 us
+  // against the 2-CTA one's 835.9 (bench/NOTES.md v29), where the even sizes ranked the 2-CTA first.
+  EXPECT_LT(estimate_time_us(up.kp, one, h100), estimate_time_us(up.kp, two, h100));
+  EXPECT_GT(estimate_time_us(up.kp, one, h100, 1, GroupSizes::even), estimate_time_us(up.kp, two, h100, 1, GroupSizes::even));
+}
+
 TEST(MachineModelEstimate, memoised_rankings_never_mix_two_models) {
   const Arguments decode = forward(64, 512, 4096, 7168);
   const Target hopper = *Target::parse("90a");
