@@ -127,7 +127,8 @@ def main(argv=None):
                     help="time only each piece's first N candidates and its trial designs (default: all)")
     ap.add_argument("--ab-defines", default="",
                     help="kernel A/B in one process: time each piece's pick compiled as it is and compiled with these "
-                         "GEMMOPS_KERNEL_DEFINES (a kernel change behind a define), round-robin, instead of every candidate")
+                         "GEMMOPS_KERNEL_DEFINES (a kernel change behind a define), round-robin, instead of every candidate; "
+                         "several variants separated by '|' (each its own column, the first the ratio's base)")
     a = ap.parse_args(argv)
     device = device_or_exit("cuda", NO_DEVICE)
     if device is None:
@@ -169,13 +170,14 @@ def main(argv=None):
             if a.ab_defines and candidates:
                 o = candidates[0]
                 variants = {}
-                for label, defines in (("as built", None), ("with " + a.ab_defines, a.ab_defines)):
-                    art = with_kernel_defines(defines, lambda o=o, args=args: o.compile(args))
+                variant_defines = [v.strip() for v in a.ab_defines.split("|") if v.strip()]
+                for label, defines in [("as built", None)] + [("with " + v, v) for v in variant_defines]:
+                    art = with_kernel_defines(defines, lambda o=o, args=args, defines=defines: o.compile(args))
                     variants[label] = lambda o=o, art=art, args=args: o.run(args, compiled_artifact=art)
                 us = timer.interleaved_medians_us(variants, reps=a.reps)
-                base = us["with " + a.ab_defines]
-                print(f"  {piece}: {o.name}: " + ", ".join(f"{k} {v:.1f} us" for k, v in us.items()) +
-                      f"; as built / with: {us['as built'] / base:.3f}", flush=True)
+                ratios = ", ".join(f"as built / with {v}: {us['as built'] / us['with ' + v]:.3f}" for v in variant_defines)
+                print(f"  {piece}: {o.name}: " + ", ".join(f"{k} {v:.1f} us" for k, v in us.items()) + "; " + ratios,
+                      flush=True)
                 for k, v in us.items():
                     table.append((cfg.key, piece, f"{o.name} ({k})", 0, round(v, 2), round(flops / v / 1e6, 1)))
                 continue

@@ -297,7 +297,21 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
     }
   } else {
     ptx::setmaxnreg_inc<kConsumerRegisters>();
+#ifdef GEMMOPS_UNIFORM_WARPGROUP
+    // (An A/B define.) The consumer's index read through a shuffle from lane 0: ptxas then knows it
+    // is warp-uniform, so the addresses derived from it (its A atoms, staging and barriers) and the
+    // wgmma descriptors built from them stay in uniform registers (without: computed per thread
+    // and moved over by R2UR before every wgmma), and the direct store's shuffles need no
+    // divergent fallback (half the code of the direct-store kernels). The producer's is left as it
+    // is (shuffled there too, the 2-CTA fp8 kernel spilled 4 bytes), and so is the TMA store's
+    // backward's (its 3-stage 128x256 2-CTA kernel spilled 16 bytes).
+    if constexpr (C.loads_h_by_tma())
+      consume<C>(p, s, warpgroup - 1, rank);
+    else
+      consume<C>(p, s, __shfl_sync(0xffffffffu, warpgroup - 1, 0), rank);
+#else
     consume<C>(p, s, warpgroup - 1, rank);
+#endif
     if constexpr (C.epilogue == 1) TmaStoreEpilogue<C.out>::finish();
   }
   // No CTA may leave while a peer can still multicast into its shared memory or arrive on its barriers.
