@@ -4,11 +4,16 @@
 # MoE step piece's pick (bench_step_gemms --ab-defines STEP_AB, variants separated by '|'), the
 # pick of the pieces DESIGN_PIECES among the designs named DESIGN (DESIGN_AB, e.g. an unpicked 2-CTA
 # twin with its own define), and the fp8 operators (bench_fp8 --ab-defines FP8_AB; DeepGEMM's
-# column where PYTHONPATH has it)
+# column where PYTHONPATH has it); TIMED_PIECES: those pieces' every candidate, trial designs in
+# (bench_step_gemms --pieces, ';'-separated), first
 # SPDX-License-Identifier: Apache-2.0
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 gpu_name
 step module 240 ensure_module
+if [ -n "${TIMED_PIECES:-}" ]; then
+  TAILN=60 step pieces 200 env GEMMOPS_TRIAL_DESIGNS=1 python3 bench/bench_step_gemms.py \
+    --configs "${STEP_CONFIGS:-qwen3-30b-a3b,mixtral-8x7b}" --reps 10 --pieces "$TIMED_PIECES" --csv "$OUT/pieces.csv"
+fi
 if [ -n "${STEP_AB:-}" ]; then
   TAILN=30 step step_ab 240 python3 bench/bench_step_gemms.py --configs "${STEP_CONFIGS:-qwen3-30b-a3b,mixtral-8x7b}" \
     --reps 10 --ab-defines "$STEP_AB"
