@@ -358,9 +358,10 @@ __device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms]
 
 /// GEMMOPS_PREFETCH_H (an A/B define): the h lines the activation's backward will read for the
 /// warpgroup's rows of a tile brought into L2 at the tile's start, so that under its main loop they
-/// come from DRAM and the epilogue's batches of loads (2 rows x tile_n / 64 / kBatch round trips a
-/// thread, 16 on a 64x256 tile) each wait for L2, not DRAM. Rows past the group's end, the zero
-/// tail's and columns past n are not touched; the warpgroup's 128 threads share the lines.
+/// come from DRAM and the epilogue's batches of loads (the direct store: 2 rows x tile_n / 64 x
+/// 8 / kBatch round trips a thread, 16 on a 64x256 tile; the TMA store: a chunk's boxes after the
+/// first) each wait for L2, not DRAM. Rows past the group's end, the zero tail's and columns past n
+/// are not touched; the warpgroup's 128 threads share the lines.
 template <ElemType kOut, EpilogueOp kOp, int kTileN, int kAtoms>
 __device__ __forceinline__ void prefetch_activation_grad_h(const GroupedGemmParams& p, int row0, int row_end,
                                                            int col0, bool tail) {

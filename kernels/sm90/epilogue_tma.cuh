@@ -142,12 +142,34 @@ struct TmaStoreEpilogue {
     static_assert(kRing >= 1, "at least one staging box");
     const int t = threadIdx.x % 128;
     const int barrier = warpgroup_barrier(consumer);  // this warpgroup's own (barriers.cuh)
-    const int r = (t / 32) * 16 + (t % 32) / 4;  // row in the slab (and r + 8)
+    [[maybe_unused]] const int r = (t / 32) * 16 + (t % 32) / 4;  // row in the slab (and r + 8)
     if (t == 0) ptx::tma_store_wait_read<kRing - 1>();
     ptx::named_barrier_sync(barrier, 128);
     ::cuda::std::uint8_t* dst = staging + ring_pos * kBoxBytes;
     const auto dst_shared = static_cast<::cuda::std::uint32_t>(__cvta_generic_to_shared(dst));
     ring_pos = ring_pos + 1 == kRing ? 0 : ring_pos + 1;
+#ifdef GEMMOPS_STSM_STAGING
+    // (An A/B define.) By stmatrix: four 8x8 matrices a warp instruction (blocks c and c + 1, each
+    // in its two 8-row halves of the warp's 16 rows), 4 instructions a box where the 4-byte stores
+    // take 16. Lane L gives the address of row L % 8 of matrix L / 8: a row of 8 elements is one
+    // 16-byte chunk of the swizzle, so the rows land where the 4-byte stores put their pairs.
+    {
+      const int lane = t % 32, w = t / 32, i = lane % 8, m = lane / 8;
+#pragma unroll
+      for (int c = 0; c < 8; c += 2) {
+        const int chunk = c + m / 2, half = m % 2;
+        ::cuda::std::uint32_t addr;
+        if constexpr (kMMajor) {  // stored transposed: row n of the box holds 8 M values, chunk 2w + half
+          const int n = 8 * chunk + i;
+          addr = dst_shared + n * 128 + (((2 * w + half) ^ (n & 7)) << 4);
+        } else {
+          addr = dst_shared + (16 * w + 8 * half + i) * 128 + ((chunk ^ i) << 4);
+        }
+        ptx::stmatrix_x4<kMMajor>(addr, pair_at(block0 + c, 0), pair_at(block0 + c, 1), pair_at(block0 + c + 1, 0),
+                                  pair_at(block0 + c + 1, 1));
+      }
+    }
+#else
 #pragma unroll
     for (int chunk = 0; chunk < 8; ++chunk) {
       const int j = block0 + chunk;  // 8-column block of the accumulator fragment
@@ -169,6 +191,7 @@ struct TmaStoreEpilogue {
         }
       }
     }
+#endif
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(barrier, 128);
     if (t == 0) {

@@ -158,8 +158,9 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
                                                        s.h_load(consumer), p, tc.col0, row0);
     }
 #ifdef GEMMOPS_PREFETCH_H
-    if constexpr (C.op.activation_grad && !C.loads_h_by_tma()) {
-      // The direct store's backward: its h into L2 under the main loop (epilogue_outputs.cuh).
+    if constexpr (C.op.activation_grad) {
+      // The backward's h into L2 under the main loop (epilogue_outputs.cuh): the direct store's
+      // loads, and the TMA store's chunks after the first, then wait for L2 rather than DRAM.
       bool stores = live_atoms > 0;
       if constexpr (C.cluster_n > 1 || C.pairs_last_unit()) stores = stores && tc.col0 < p.scheduler.n;
       if (stores)
