@@ -42,6 +42,17 @@ __device__ __forceinline__ void stmatrix_x4(::cuda::std::uint32_t addr, ::cuda::
                  : "memory");
 }
 
+/// Two 8x8 matrices (stmatrix .x2), as stmatrix_x4 with lanes 0 .. 15 giving the rows' addresses.
+template <bool kTransposed = false>
+__device__ __forceinline__ void stmatrix_x2(::cuda::std::uint32_t addr, ::cuda::std::uint32_t r0,
+                                            ::cuda::std::uint32_t r1) {
+  if constexpr (kTransposed)
+    asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};\n" ::"r"(addr), "r"(r0), "r"(r1)
+                 : "memory");
+  else
+    asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};\n" ::"r"(addr), "r"(r0), "r"(r1) : "memory");
+}
+
 /// A 4-byte load from shared memory at a shared-window address (volatile: it must stay after the
 /// mbarrier wait that makes a TMA load's data visible, and before the stores to the same words).
 __device__ __forceinline__ ::cuda::std::uint32_t ld_shared_u32(::cuda::std::uint32_t addr) {

@@ -149,24 +149,27 @@ struct TmaStoreEpilogue {
     const auto dst_shared = static_cast<::cuda::std::uint32_t>(__cvta_generic_to_shared(dst));
     ring_pos = ring_pos + 1 == kRing ? 0 : ring_pos + 1;
 #ifdef GEMMOPS_STSM_STAGING
-    // (An A/B define.) By stmatrix: four 8x8 matrices a warp instruction (blocks c and c + 1, each
-    // in its two 8-row halves of the warp's 16 rows), 4 instructions a box where the 4-byte stores
-    // take 16. Lane L gives the address of row L % 8 of matrix L / 8: a row of 8 elements is one
-    // 16-byte chunk of the swizzle, so the rows land where the 4-byte stores put their pairs.
+    // (An A/B define.) By stmatrix: a warp instruction stores the two 8x8 matrices of block c (the
+    // warp's 16 rows as two 8-row halves), 8 instructions a box where the 4-byte stores take 16 (the
+    // M-major box's 16-bit ones 32). Lane L < 16 gives the address of row L % 8 of matrix L / 8: a
+    // row of 8 elements is one 16-byte chunk of the swizzle, so the rows land where the pairs did.
+    // Matrix m's row i: the box's row 16 w + 8 m + i, chunk c ^ i; M-major (stored transposed), the
+    // box's row n = 8 c + i, chunk (2 w + m) ^ i. (Four matrices an instruction, blocks c and c + 1,
+    // spilled 8 bytes beside GEMMOPS_UNIFORM_WARPGROUP on the 2-CTA 128x256 TMA ring's SiLU, with
+    // the empty asm below too.)
     {
-      const int lane = t % 32, w = t / 32, i = lane % 8, m = lane / 8;
+      const int lane = t % 32, w = t / 32, i = lane % 8, m = (lane / 8) % 2;
+      const ::cuda::std::uint32_t base = kMMajor ? dst_shared + i * 128 + (((2 * w + m) ^ i) << 4)
+                                                 : dst_shared + (16 * w + 8 * m + i) * 128;
 #pragma unroll
-      for (int c = 0; c < 8; c += 2) {
-        const int chunk = c + m / 2, half = m % 2;
-        ::cuda::std::uint32_t addr;
-        if constexpr (kMMajor) {  // stored transposed: row n of the box holds 8 M values, chunk 2w + half
-          const int n = 8 * chunk + i;
-          addr = dst_shared + n * 128 + (((2 * w + half) ^ (n & 7)) << 4);
-        } else {
-          addr = dst_shared + (16 * w + 8 * half + i) * 128 + ((chunk ^ i) << 4);
-        }
-        ptx::stmatrix_x4<kMMajor>(addr, pair_at(block0 + c, 0), pair_at(block0 + c, 1), pair_at(block0 + c + 1, 0),
-                                  pair_at(block0 + c + 1, 1));
+      for (int c = 0; c < 8; ++c) {
+        // (The swizzle key read anew each block, through an empty asm: else ptxas kept the 8 blocks'
+        // addresses live across the tile loop, and the 2-CTA 128x256 TMA ring's SiLU spilled 8 bytes
+        // beside GEMMOPS_UNIFORM_WARPGROUP.)
+        ::cuda::std::uint32_t key = static_cast<::cuda::std::uint32_t>(i << 4);
+        asm volatile("" : "+r"(key));
+        const ::cuda::std::uint32_t addr = kMMajor ? base + c * 1024 : base + ((static_cast<::cuda::std::uint32_t>(c) << 4) ^ key);
+        ptx::stmatrix_x2<kMMajor>(addr, pair_at(block0 + c, 0), pair_at(block0 + c, 1));
       }
     }
 #else
