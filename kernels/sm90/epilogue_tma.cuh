@@ -154,21 +154,17 @@ struct TmaStoreEpilogue {
     // M-major box's 16-bit ones 32). Lane L < 16 gives the address of row L % 8 of matrix L / 8: a
     // row of 8 elements is one 16-byte chunk of the swizzle, so the rows land where the pairs did.
     // Matrix m's row i: the box's row 16 w + 8 m + i, chunk c ^ i; M-major (stored transposed), the
-    // box's row n = 8 c + i, chunk (2 w + m) ^ i. (Four matrices an instruction, blocks c and c + 1,
-    // spilled 8 bytes beside GEMMOPS_UNIFORM_WARPGROUP on the 2-CTA 128x256 TMA ring's SiLU, with
-    // the empty asm below too.)
+    // box's row n = 8 c + i, chunk (2 w + m) ^ i. Beside GEMMOPS_UNIFORM_WARPGROUP the 2-CTA 128x256
+    // TMA ring's SiLU kernel spills 8 bytes (also with four matrices an instruction, or the
+    // addresses' inputs made opaque): the two defines are not yet one build.
     {
       const int lane = t % 32, w = t / 32, i = lane % 8, m = (lane / 8) % 2;
       const ::cuda::std::uint32_t base = kMMajor ? dst_shared + i * 128 + (((2 * w + m) ^ i) << 4)
                                                  : dst_shared + (16 * w + 8 * m + i) * 128;
 #pragma unroll
       for (int c = 0; c < 8; ++c) {
-        // (The swizzle key read anew each block, through an empty asm: else ptxas kept the 8 blocks'
-        // addresses live across the tile loop, and the 2-CTA 128x256 TMA ring's SiLU spilled 8 bytes
-        // beside GEMMOPS_UNIFORM_WARPGROUP.)
-        ::cuda::std::uint32_t key = static_cast<::cuda::std::uint32_t>(i << 4);
-        asm volatile("" : "+r"(key));
-        const ::cuda::std::uint32_t addr = kMMajor ? base + c * 1024 : base + ((static_cast<::cuda::std::uint32_t>(c) << 4) ^ key);
+        const ::cuda::std::uint32_t addr =
+            kMMajor ? base + c * 1024 : base + static_cast<::cuda::std::uint32_t>((c ^ i) << 4);
         ptx::stmatrix_x2<kMMajor>(addr, pair_at(block0 + c, 0), pair_at(block0 + c, 1));
       }
     }
