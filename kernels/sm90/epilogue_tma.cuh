@@ -232,21 +232,6 @@ struct TmaStoreEpilogue {
     }
   }
 
-  /// The activation's backward (EpilogueOp::activation_grad; epilogue_outputs.cuh has the math and
-  /// the direct store's twin), per 64-row slab and 64 product columns (a chunk): thread 0 loads the
-  /// chunk's h boxes by TMA (params.map_h, on the warpgroup's mbarrier, TileContext::h_bar) into the
-  /// places dh will take in the staging ring, once the last chunk's stores have read them; each
-  /// thread reads its own h words there, writes its dh words over them and s act(h) into the last
-  /// box (kOp.boxes_per_chunk() boxes a chunk); the boxes are stored by TMA through out's ragged map
-  /// (4D, launch_grouped.cpp: concatenated gated dh as two planes I columns apart, clipped at I;
-  /// interleaved dh 2I columns wide, a chunk's 128 dh columns in two boxes) and through
-  /// params.map_second_out (s act(h)'s ragged view); rows past the group's end are clipped there.
-  /// The per-64-column partials of dA act(h) are written per row by the quad's lane 0, as in the
-  /// direct store. The zero tail's rows use no h and store zeros. (The direct store reads h with 16
-  /// round trips a row pair of a 128-wide tile and stores three outputs 4 bytes a thread.) A trial
-  /// (Sm90EpilogueSupport::trial_activation_grad). Its first form, h read per thread from global
-  /// memory, passed the GPU suite (H100, 2026-12-07) and spilled 8-48 bytes; this one is spill-free
-  /// (the compile tests) and has not run on a GPU.
   /// Loads a chunk's h boxes (64 rows from slab_row, product columns from c0) by TMA into the places
   /// dh takes in the staging ring, once the last chunk's stores have read them, completing on h_bar
   /// (one thread; KernelConfig::loads_h_by_tma). Concatenated gate and up at c0 and n + c0 (a gate
@@ -266,6 +251,21 @@ struct TmaStoreEpilogue {
                        kInterleaved ? 2 * c0 + 64 * i : (kGated && i == 1 ? p.scheduler.n + c0 : c0), slab_row, h_bar);
   }
 
+  /// The activation's backward (EpilogueOp::activation_grad; epilogue_outputs.cuh has the math and
+  /// the direct store's twin), per 64-row slab and 64 product columns (a chunk): thread 0 loads the
+  /// chunk's h boxes by TMA (params.map_h, on the warpgroup's mbarrier, TileContext::h_bar) into the
+  /// places dh will take in the staging ring, once the last chunk's stores have read them; each
+  /// thread reads its own h words there, writes its dh words over them and s act(h) into the last
+  /// box (kOp.boxes_per_chunk() boxes a chunk); the boxes are stored by TMA through out's ragged map
+  /// (4D, launch_grouped.cpp: concatenated gated dh as two planes I columns apart, clipped at I;
+  /// interleaved dh 2I columns wide, a chunk's 128 dh columns in two boxes) and through
+  /// params.map_second_out (s act(h)'s ragged view); rows past the group's end are clipped there.
+  /// The per-64-column partials of dA act(h) are written per row by the quad's lane 0, as in the
+  /// direct store. The zero tail's rows use no h and store zeros. (The direct store reads h with 16
+  /// round trips a row pair of a 128-wide tile and stores three outputs 4 bytes a thread.) A trial
+  /// (Sm90EpilogueSupport::trial_activation_grad). Its first form, h read per thread from global
+  /// memory, passed the GPU suite (H100, 2026-12-07) and spilled 8-48 bytes; this one is spill-free
+  /// (the compile tests) and has not run on a GPU.
   template <EpilogueOp kOp, int kTileN, int kAtoms, int kRing, int kLen>
   __device__ __forceinline__ static void store_activation_grad(const float (&acc)[kAtoms][kLen], const TileContext& t,
                                                                ::cuda::std::uint8_t* staging, int& ring_pos,
@@ -324,36 +324,36 @@ struct TmaStoreEpilogue {
           };
 #pragma unroll
           for (int j0 = 0; j0 < 8; j0 += kBatch) {
-          // kBatch blocks' h words first (each thread reads and then overwrites only its own).
-          uint32_t words[kBatch][kHW];
+            // kBatch blocks' h words first (each thread reads and then overwrites only its own).
+            uint32_t words[kBatch][kHW];
 #pragma unroll
-          for (int jj = 0; jj < kBatch; ++jj) {
-            const int j = j0 + jj;
-            if constexpr (kInterleaved) {
-              ptx::ld_shared_v2_u32(box(j / 4) + quad_offset(j), words[jj][0], words[jj][1]);
-            } else {
-              words[jj][0] = ptx::ld_shared_u32(box(0) + pair_offset(j));
-              if constexpr (kGated) words[jj][1] = ptx::ld_shared_u32(box(1) + pair_offset(j));
+            for (int jj = 0; jj < kBatch; ++jj) {
+              const int j = j0 + jj;
+              if constexpr (kInterleaved) {
+                ptx::ld_shared_v2_u32(box(j / 4) + quad_offset(j), words[jj][0], words[jj][1]);
+              } else {
+                words[jj][0] = ptx::ld_shared_u32(box(0) + pair_offset(j));
+                if constexpr (kGated) words[jj][1] = ptx::ld_shared_u32(box(1) + pair_offset(j));
+              }
             }
-          }
 #pragma unroll
-          for (int jj = 0; jj < kBatch; ++jj) {
-            const int j = j0 + jj;  // the chunk's 8-column block
-            float gate[2] = {0.0f, 0.0f}, up[2] = {0.0f, 0.0f};
-            if (readable && 8 * j < cols_left) decode_h_words<kOut, kGated, kInterleaved>(words[jj], gate, up);
-            PairGrad g;
-            pair_grad<kOp>([&](int e) { return t.no_k ? 0.0f : acc[a][4 * (8 * b + j) + 2 * h + e]; }, gate, up, s,
-                           p.op, g, partial);
-            // dh in h's places (each thread writes what it read), s act(h) into the last box.
-            if constexpr (kInterleaved) {
-              ptx::st_shared_v2_u32(box(j / 4) + quad_offset(j), pack(g.dh_gate[0], g.dh_up[0]),
-                                    pack(g.dh_gate[1], g.dh_up[1]));
-            } else {
-              ptx::st_shared_u32(box(0) + pair_offset(j), pack(g.dh_gate[0], g.dh_gate[1]));
-              if constexpr (kGated) ptx::st_shared_u32(box(1) + pair_offset(j), pack(g.dh_up[0], g.dh_up[1]));
+            for (int jj = 0; jj < kBatch; ++jj) {
+              const int j = j0 + jj;  // the chunk's 8-column block
+              float gate[2] = {0.0f, 0.0f}, up[2] = {0.0f, 0.0f};
+              if (readable && 8 * j < cols_left) decode_h_words<kOut, kGated, kInterleaved>(words[jj], gate, up);
+              PairGrad g;
+              pair_grad<kOp>([&](int e) { return t.no_k ? 0.0f : acc[a][4 * (8 * b + j) + 2 * h + e]; }, gate, up, s,
+                             p.op, g, partial);
+              // dh in h's places (each thread writes what it read), s act(h) into the last box.
+              if constexpr (kInterleaved) {
+                ptx::st_shared_v2_u32(box(j / 4) + quad_offset(j), pack(g.dh_gate[0], g.dh_up[0]),
+                                      pack(g.dh_gate[1], g.dh_up[1]));
+              } else {
+                ptx::st_shared_u32(box(0) + pair_offset(j), pack(g.dh_gate[0], g.dh_gate[1]));
+                if constexpr (kGated) ptx::st_shared_u32(box(1) + pair_offset(j), pack(g.dh_up[0], g.dh_up[1]));
+              }
+              ptx::st_shared_u32(box(kChunkBoxes - 1) + pair_offset(j), pack(g.scaled[0], g.scaled[1]));
             }
-            ptx::st_shared_u32(box(kChunkBoxes - 1) + pair_offset(j), pack(g.scaled[0], g.scaled[1]));
-          }
           }
           // The quad holds the row's 64 columns: lanes q ^ 1 and q ^ 2 add theirs, in an order every
           // lane shares (deterministic).

@@ -148,11 +148,13 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group,
                                               tc.group >= p.scheduler.group_base + p.scheduler.groups);
     ML::start_tile(acc, p, tc, row0);
+    // Whether this warpgroup stores the tile (the conditions after the main loop below): where the
+    // activation backward's h is loaded ahead of its epilogue.
+    bool stores = live_atoms > 0;
+    if constexpr (C.cluster_n > 1 || C.pairs_last_unit()) stores = stores && tc.col0 < p.scheduler.n;
     if constexpr (C.loads_h_by_tma()) {
       // The tile's first chunk of h (the activation's backward by TMA), loaded under its main loop
-      // wherever the tile stores (the conditions below): its epilogue waits for it.
-      bool stores = live_atoms > 0;
-      if constexpr (C.cluster_n > 1 || C.pairs_last_unit()) stores = stores && tc.col0 < p.scheduler.n;
+      // wherever the tile stores: its epilogue waits for it.
       if (stores && threadIdx.x % 128 == 0)
         StoreMechanism<C>::template load_h_chunk<C.op>(s.epi() + consumer * C.epilogue_warpgroup_bytes(),
                                                        s.h_load(consumer), p, tc.col0, row0);
@@ -161,8 +163,6 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
     if constexpr (C.op.activation_grad) {
       // The backward's h into L2 under the main loop (epilogue_outputs.cuh): the direct store's
       // loads, and the TMA store's chunks after the first, then wait for L2 rather than DRAM.
-      bool stores = live_atoms > 0;
-      if constexpr (C.cluster_n > 1 || C.pairs_last_unit()) stores = stores && tc.col0 < p.scheduler.n;
       if (stores)
         prefetch_activation_grad_h<C.out, C.op, C.tile_n, kAtoms>(
             p, row0, tc.row_end, tc.col0, tc.group >= p.scheduler.group_base + p.scheduler.groups);
