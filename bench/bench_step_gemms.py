@@ -172,7 +172,7 @@ def main(argv=None):
                 variants = {}
                 variant_defines = [v.strip() for v in a.ab_defines.split("|") if v.strip()]
                 for label, defines in [("as built", None)] + [("with " + v, v) for v in variant_defines]:
-                    art = with_kernel_defines(defines, lambda o=o, args=args, defines=defines: o.compile(args))
+                    art = with_kernel_defines(defines, lambda o=o, args=args: o.compile(args))
                     variants[label] = lambda o=o, art=art, args=args: o.run(args, compiled_artifact=art)
                 us = timer.interleaved_medians_us(variants, reps=a.reps)
                 ratios = ", ".join(f"as built / with {v}: {us['as built'] / us['with ' + v]:.3f}" for v in variant_defines)
