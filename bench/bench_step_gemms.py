@@ -28,10 +28,11 @@ from bench_common import LAYER_CONFIGS, SMOKE_CONFIGS, device_or_exit, select, w
 NO_DEVICE = "bench_step_gemms.py needs a CUDA device; found none"
 
 
-def step_gemm_arguments(cfg, device, seed=0, twins=False):
+def step_gemm_arguments(cfg, device, seed=0, twins=False, written=None):
     """{piece: (GroupedGemmArguments, FLOPs)} of one step of cfg's layer (SwiGLU, concatenated gate),
     with the tensors that keep them alive. The router routes as bench_layer.py's router rows do.
-    twins: also "piece | variant" rows, the same product without the gather and/or the epilogue."""
+    twins: also "piece | variant" rows, the same product without the gather and/or the epilogue.
+    written: a list that gets every tensor the products write (out and the epilogues' outputs)."""
     import gemmops as core
     from gemmops.torch import moe
 
@@ -49,7 +50,10 @@ def step_gemm_arguments(cfg, device, seed=0, twins=False):
         return torch.randn(*shape, generator=g).to(device=device, dtype=dtype)
 
     def empty(*shape, dtype=torch.bfloat16):
-        return torch.empty(*shape, dtype=dtype, device=device)
+        t = torch.empty(*shape, dtype=dtype, device=device)
+        if written is not None:
+            written.append(t)
+        return t
 
     x, dout = x.detach(), grad_out
     wu = w_gate_up.detach().transpose(-2, -1)  # (E, H, 2I), K-major: as moe_experts is given it
@@ -109,6 +113,27 @@ def step_gemm_arguments(cfg, device, seed=0, twins=False):
     return pieces
 
 
+def variants_mismatched(variants, written):
+    """The variants (after the first, the base) whose outputs differ in any bit from the base's: each
+    runs once on the same inputs and every written tensor is compared as raw bytes (a kernel define
+    that changes no arithmetic must change no bit; garbage the product does not write compares equal,
+    as nothing else writes it in between)."""
+    def snapshot():
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        return [t.detach().view(torch.uint8).clone() for t in written]
+
+    labels = list(variants)
+    variants[labels[0]]()
+    base = snapshot()
+    bad = []
+    for label in labels[1:]:
+        variants[label]()
+        if any(not torch.equal(b, t) for b, t in zip(base, snapshot())):
+            bad.append(label)
+    return bad
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--configs", default="qwen3-30b-a3b", help="comma-separated subset of: " +
@@ -143,7 +168,8 @@ def main(argv=None):
         print(f"== {cfg.model}: T={cfg.T} E={cfg.E} H={cfg.H} I={cfg.I} top-{cfg.topk}", flush=True)
         best_sum = pick_sum = 0.0
         picks = {}
-        for piece, (args, flops) in step_gemm_arguments(cfg, device, twins=a.twins).items():
+        written = []
+        for piece, (args, flops) in step_gemm_arguments(cfg, device, twins=a.twins, written=written).items():
             if a.pieces and piece not in a.pieces.split(";"):
                 continue
             candidates = core.get_operators(args)
@@ -174,9 +200,11 @@ def main(argv=None):
                 for label, defines in [("as built", None)] + [("with " + v, v) for v in variant_defines]:
                     art = with_kernel_defines(defines, lambda o=o, args=args: o.compile(args))
                     variants[label] = lambda o=o, art=art, args=args: o.run(args, compiled_artifact=art)
+                mismatched = variants_mismatched(variants, written)
                 us = timer.interleaved_medians_us(variants, reps=a.reps)
                 ratios = ", ".join(f"as built / with {v}: {us['as built'] / us['with ' + v]:.3f}" for v in variant_defines)
-                print(f"  {piece}: {o.name}: " + ", ".join(f"{k} {v:.1f} us" for k, v in us.items()) + "; " + ratios,
+                print(f"  {piece}: {o.name}: " + ", ".join(f"{k} {v:.1f} us" for k, v in us.items()) + "; " + ratios
+                      + "; outputs " + ("MISMATCH " + ", ".join(mismatched) if mismatched else "bitwise equal"),
                       flush=True)
                 for k, v in us.items():
                     table.append((cfg.key, piece, f"{o.name} ({k})", 0, round(v, 2), round(flops / v / 1e6, 1)))

@@ -254,6 +254,28 @@ def test_the_step_gemms_are_built_as_moe_experts_runs_them_and_each_is_served():
 
 
 @pytest.mark.torch
+def test_a_kernel_a_b_names_the_variants_whose_outputs_differ_in_any_bit():
+    # bench_step_gemms.py --ab-defines runs each variant once before timing it and compares every
+    # tensor the step's products write, bit for bit, against the build's: here the products are the
+    # CPU operator's, one variant computes the same, one writes a different bit into one output.
+    torch = pytest.importorskip("torch")
+    import bench_step_gemms
+    written = []
+    pieces = bench_step_gemms.step_gemm_arguments(bc.SMOKE_CONFIGS[0], torch.device("cpu"), written=written)
+    import gemmops as core
+    args, _ = pieces["down"]
+    op = core.get_operators(args)[0]
+    down_out = written[2]  # up's out and pre-activation come first
+
+    def flipped():
+        op.run(args)
+        down_out.view(torch.int16).view(-1)[0] ^= 1
+
+    variants = {"as built": lambda: op.run(args), "same": lambda: op.run(args), "flipped": flipped}
+    assert bench_step_gemms.variants_mismatched(variants, written) == ["flipped"]
+
+
+@pytest.mark.torch
 def test_the_routing_benchmark_s_candidates_agree_on_the_cpu():
     # bench_route.py times three routings and checks them bitwise on the GPU; on the host all three
     # take the same counting sort, so its candidates must at least build and agree there.
