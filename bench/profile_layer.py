@@ -30,12 +30,25 @@ def short_name(kernel):
 
 
 def step_in_order(prof, iters):
-    """[(kernel, device microseconds)] of the last step, in launch order: which GEMM of the step each
-    kernel is (the aggregate by name merges kernels that share one)."""
+    """[(kernel, start us, end us)] of the last step, in launch order: which GEMM of the step each
+    kernel is (the aggregate by name merges kernels that share one) and where the device idles."""
     from torch.autograd import DeviceType
 
     kernels = sorted((e for e in prof.events() if e.device_type == DeviceType.CUDA), key=lambda e: e.time_range.start)
-    return [(e.name, e.time_range.elapsed_us()) for e in kernels[-(len(kernels) // iters):]]
+    return [(e.name, e.time_range.start, e.time_range.end) for e in kernels[-(len(kernels) // iters):]]
+
+
+def idle_gaps(in_order):
+    """(device activities a step, microseconds the device idles between them, [(gap us, before, after)]
+    largest first): what launches and host time cost beyond the kernels' own time (the profiler's
+    tracing adds a little to each gap)."""
+    gaps, busy_until, last = [], None, None
+    for name, start, end in in_order:  # (by start; an activity that outlasts the next covers it)
+        if busy_until is not None and start > busy_until:
+            gaps.append((start - busy_until, last, name))
+        if busy_until is None or end > busy_until:
+            busy_until, last = end, name
+    return len(in_order), sum(g for g, _, _ in gaps), sorted(gaps, reverse=True)
 
 
 def kernel_times(one_step, iters):
@@ -63,6 +76,7 @@ def main(argv=None):
     ap.add_argument("--peers", action="store_true", help="also SonicMoE's step, when importable")
     ap.add_argument("--order", type=float, default=0, metavar="US",
                     help="also list one step's kernels of at least US microseconds in launch order")
+    ap.add_argument("--gaps", type=int, default=6, help="the largest idle gaps between a step's kernels to list")
     ap.add_argument("--width", type=int, default=110, help="characters of each kernel name")
     ap.add_argument("--router", choices=("torch", "gemmops"), default="torch",
                     help="gemmops: also the fused layer routed by gemmops.torch.router_topk (block \"fused+router\")")
@@ -98,11 +112,16 @@ def main(argv=None):
                   f"{gemm / 1000:.3f} ms ({100 * gemm / total:.0f}%)")
             for k, t in sorted(times.items(), key=lambda kv: -kv[1])[:a.top]:
                 print(f"  {t / 1000:8.3f} ms  {short_name(k)[:a.width]}")
+            count, idle, gaps = idle_gaps(in_order)
+            print(f"  -- {count} device activities a step, the device idle {idle / 1000:.3f} ms between them; "
+                  f"the largest gaps:")
+            for gap, before, after in gaps[:a.gaps]:
+                print(f"  {gap:8.1f} us  after {short_name(before)[:50]}  before {short_name(after)[:50]}")
             if a.order:
                 print(f"  -- one step's kernels of at least {a.order} us, in launch order:")
-                for k, us in in_order:
-                    if us >= a.order:
-                        print(f"  {us / 1000:8.3f} ms  {short_name(k)[:a.width]}")
+                for k, start, end in in_order:
+                    if end - start >= a.order:
+                        print(f"  {(end - start) / 1000:8.3f} ms  {short_name(k)[:a.width]}")
 
 
 if __name__ == "__main__":

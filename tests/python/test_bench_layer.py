@@ -285,3 +285,15 @@ def test_the_routing_benchmark_s_candidates_agree_on_the_cpu():
     outs = [fn() for fn in bench_route.candidates(cfg, torch.device("cpu")).values()]
     for out in outs[1:]:
         assert all(torch.equal(x, y) for x, y in zip(out, outs[0]))
+
+
+def test_the_profile_s_idle_gaps_are_the_device_s_time_between_activities():
+    # profile_layer.py sums where the device waits between one step's kernels (launches, host time):
+    # overlapping activities (another stream's copy) leave no gap, touching ones none either, and a
+    # long one covers the short ones that start and end inside it.
+    import profile_layer
+    in_order = [("a", 0, 10), ("b", 15, 40), ("c", 30, 45), ("d", 45, 50), ("e", 60, 100), ("f", 70, 80),
+                ("g", 90, 95), ("h", 103, 110)]
+    count, idle, gaps = profile_layer.idle_gaps(in_order)
+    assert (count, idle) == (8, 18)
+    assert gaps == [(10, "d", "e"), (5, "a", "b"), (3, "e", "h")]
