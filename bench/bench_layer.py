@@ -212,22 +212,27 @@ class Clock:
             torch.cuda.synchronize()
 
     def loop(self, fn, iters):
-        """(seconds per iteration, peak bytes above what was allocated before the loop)."""
+        """(seconds per iteration, peak bytes above what was allocated before the loop, host seconds per
+        iteration). The host's: until the loop has queued its last launch (no synchronisation inside),
+        so where it comes near the first, the step is bound by its host work, not by its kernels."""
         self.sync()
         if not self.cuda:
             t0 = time.perf_counter()
             for _ in range(iters):
                 fn()
-            return (time.perf_counter() - t0) / iters, float("nan")
+            seconds = (time.perf_counter() - t0) / iters
+            return seconds, float("nan"), seconds
         torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
+        t0 = time.perf_counter()
         for _ in range(iters):
             fn()
         end.record()
+        host = (time.perf_counter() - t0) / iters
         end.synchronize()
-        return start.elapsed_time(end) / 1e3 / iters, float(torch.cuda.max_memory_allocated() - base)
+        return start.elapsed_time(end) / 1e3 / iters, float(torch.cuda.max_memory_allocated() - base), host
 
     def wait_or_exit(self, name):
         """Waits for a first call; a stuck kernel cannot be cancelled, so one is reported, not waited on."""
@@ -235,19 +240,24 @@ class Clock:
             wait_or_exit(name, HANG_SECONDS)
 
 
-def interleaved(clock, fns, iters, repeats, warmup):
-    """Median seconds per iteration and the largest peak bytes of each variant, timed in turn."""
+def interleaved(clock, fns, iters, repeats, warmup, hosts=None):
+    """Median seconds per iteration and the largest peak bytes of each variant, timed in turn; `hosts`
+    (a dict) gets each variant's median host seconds per iteration (Clock.loop)."""
     for name, fn in fns.items():
         for _ in range(max(1, warmup)):
             fn()
         clock.wait_or_exit(name)
     times = {name: [] for name in fns}
+    host_times = {name: [] for name in fns}
     peaks = {name: float("nan") for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
-            t, peak = clock.loop(fn, iters)
+            t, peak, host = clock.loop(fn, iters)
             times[name].append(t)
+            host_times[name].append(host)
             peaks[name] = peak if math.isnan(peaks[name]) else max(peaks[name], peak)
+    if hosts is not None:
+        hosts.update({name: statistics.median(h) for name, h in host_times.items()})
     return {name: statistics.median(t) for name, t in times.items()}, peaks
 
 
@@ -357,11 +367,15 @@ def bench_config(cfg, a, clock, device, compiled, sonic_fn):
                                               "GEMMOPS_AUTOTUNE", "1")
             if sonic is not None and routing == "router" and mode.startswith("eager"):
                 fns["sonic"] = lambda: sonic.step(x, grad_out, backward)
+            hosts = {}
             try:
-                t, peak = interleaved(clock, fns, a.iters, a.repeats, a.warmup)
+                t, peak = interleaved(clock, fns, a.iters, a.repeats, a.warmup, hosts)
             except Exception as e:  # a failing row is reported, the others still run
                 print(f"{cfg.model} {routing} {mode} FAILED: {first_line(e)}", flush=True)
                 continue
+            if clock.cuda:  # a variant whose host time nears its time is bound by its host work
+                print(f"  {cfg.model} {routing} {mode}: host ms an iteration (to its last launch) "
+                      + ", ".join(f"{name} {hosts[name] * 1e3:.3f} of {t[name] * 1e3:.3f}" for name in fns), flush=True)
             err = max(errors.values())
             fused_err = max(fused_errors.values()) if fused_errors else float("nan")
             if mode.startswith("compile"):  # compiled by the warm-up; checked as it runs
