@@ -129,16 +129,27 @@ void bind_plan(nb::module_& m) {
       .def("_run_unchecked",
            [](const PyPlan& p, uintptr_t a, uintptr_t b, uintptr_t out, uintptr_t offsets, uintptr_t stream,
               uintptr_t workspace, std::size_t workspace_bytes, uintptr_t bias, uintptr_t row_scale,
-              uintptr_t a_row_index, uintptr_t a_k_index, uintptr_t b_k_index) {
+              uintptr_t a_row_index, uintptr_t a_k_index, uintptr_t b_k_index, uintptr_t pre_activation,
+              uintptr_t grad_pre_activation, uintptr_t scaled_activation, uintptr_t score_grad_partials) {
+             // The epilogue's second operands are outputs (but h): a plan that has them must get their
+             // addresses, or its kernel would write through null.
              const EpilogueOps& planned = epilogue_of(p.plan.layout());
-             if (planned.pre_activation || planned.activation_grad)  // no addresses for them here
-               throw nb::value_error("plan: has the epilogue's second operands; run it with run()");
+             if (planned.pre_activation && pre_activation == 0)
+               throw nb::value_error("pre_activation: the plan's epilogue writes it; its address must not be 0");
+             if (planned.activation_grad && (grad_pre_activation == 0 || scaled_activation == 0 ||
+                                             score_grad_partials == 0))
+               throw nb::value_error("grad_pre_activation, scaled_activation, score_grad_partials: the plan's "
+                                     "epilogue reads or writes them; their addresses must not be 0");
              OperandData d{reinterpret_cast<const void*>(a),       reinterpret_cast<const void*>(b),
                            reinterpret_cast<void*>(out),           reinterpret_cast<const void*>(offsets),
                            reinterpret_cast<const void*>(bias),    reinterpret_cast<const void*>(row_scale),
                            reinterpret_cast<const void*>(a_row_index)};
              d.a_k_index = reinterpret_cast<const void*>(a_k_index);
              d.b_k_index = reinterpret_cast<const void*>(b_k_index);
+             d.pre_activation = reinterpret_cast<void*>(pre_activation);
+             d.grad_pre_activation = reinterpret_cast<const void*>(grad_pre_activation);
+             d.scaled_activation = reinterpret_cast<void*>(scaled_activation);
+             d.score_grad_partials = reinterpret_cast<void*>(score_grad_partials);
              Status status;
              {
                nb::gil_scoped_release release;
@@ -148,7 +159,10 @@ void bind_plan(nb::module_& m) {
            },
            nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("offsets") = 0, nb::arg("stream") = 0,
            nb::arg("workspace") = 0, nb::arg("workspace_bytes") = 0, nb::arg("bias") = 0, nb::arg("row_scale") = 0,
-           nb::arg("a_row_index") = 0, nb::arg("a_k_index") = 0, nb::arg("b_k_index") = 0, "For callers that made the tensors themselves (gemmops.torch): data addresses of tensors of the "
+           nb::arg("a_row_index") = 0, nb::arg("a_k_index") = 0, nb::arg("b_k_index") = 0,
+           nb::arg("pre_activation") = 0, nb::arg("grad_pre_activation") = 0, nb::arg("scaled_activation") = 0,
+           nb::arg("score_grad_partials") = 0,
+           "For callers that made the tensors themselves (gemmops.torch): data addresses of tensors of the "
            "plan's layout, unchecked. Use run() otherwise.")
       .def("__repr__", [](const PyPlan& p) { return "Plan(" + p.plan.op()->name() + ")"; });
 

@@ -108,3 +108,38 @@ def test_the_three_backward_tensors_come_together():
     h = torch.zeros(4, 16, dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="epilogue.activation_grad: needs grad_pre_activation"):
         gemmops.EpilogueOps(activation="swiglu", grad_pre_activation=h)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_step_piece_s_later_calls_run_by_addresses_with_the_first_call_s_bits(device, monkeypatch):
+    # After a layout's first call (which checks its arguments and makes the plan) each step piece runs
+    # its plan by data addresses alone: no arguments object is built, and the results are the bits a
+    # first call on the same data gives.
+    from gemmops.torch import _fused
+    monkeypatch.setenv("GEMMOPS_TRIAL_DESIGNS", "1")
+    dout, w, ends, h, s = problem(device)                      # S = 70, H = 96, I = 136, E = 4
+    gen = torch.Generator().manual_seed(3)
+    T, (E, H, I), S = 30, w.shape, h.shape[0]
+    rows = torch.randint(0, T, (S,), generator=gen, dtype=torch.int32).to(device)
+    x = torch.randn(T, H, generator=gen).bfloat16().to(device)
+    w_up = (torch.randn(E, H, 2 * I, generator=gen) / H ** 0.5).bfloat16().to(device)
+    bias = torch.randn(E, H, generator=gen).bfloat16().to(device)
+    act_rows = torch.randn(S, I, generator=gen).bfloat16().to(device)
+    pieces = {
+        "up": lambda: _fused.grouped_mm_with_pre_activation(x, w_up, ends, "swiglu", a_row_index=rows),
+        "down dgrad": lambda: _fused.grouped_mm_dgated(dout[:T], w, ends, h, s, a_row_index=rows),
+        "down with a bias": lambda: (_fused.step_grouped_mm(act_rows, w.transpose(-2, -1).contiguous(), ends, bias),),
+        "dW1": lambda: (_fused.grouped_mm_k_gathered(x.t(), h, ends, a_k_index=rows, out_m_major=True),),
+    }
+    first = {}
+    for name, piece in pieces.items():
+        got = piece()
+        assert got is not None and all(t is not None for t in got), f"{name}: no operator serves it"
+        first[name] = [t.clone() for t in got]
+
+    def no_arguments(*args, **kwargs):
+        raise AssertionError("a later call built an arguments object")
+    monkeypatch.setattr(_fused._core, "GroupedGemmArguments", no_arguments)
+    for name, piece in pieces.items():
+        for got, want in zip(piece(), first[name]):
+            assert torch.equal(got, want), name

@@ -131,6 +131,25 @@ def _run_planned(key: tuple, args, device: int) -> bool:
     return True
 
 
+def _cached_plan(key: tuple):
+    """The plan of a layout made by an earlier call: False before the first, None where no operator serves it."""
+    return _step_plans.get(_plan_key(key), False)
+
+
+def _ptr(t: Optional[torch.Tensor]) -> int:
+    return 0 if t is None else t.data_ptr()
+
+
+def _run_by_addresses(plan, device: int, on: torch.Tensor, **addresses) -> None:
+    """Runs a layout's plan on tensors of that layout (its key says so) by their data addresses alone, the
+    workspace on `on`'s device: after a piece's first call no arguments object is built, whose checks
+    of every operand cost tens of microseconds of host time a call (the step's host work is what keeps
+    its kernels fed)."""
+    stream = _raw_stream(device) if device >= 0 else 0
+    ws = torch.empty(plan.workspace_size, dtype=torch.uint8, device=on.device) if plan.workspace_size else None
+    plan._run_unchecked(stream=stream, workspace=_ptr(ws), workspace_bytes=plan.workspace_size, **addresses)
+
+
 def step_grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor,
                     bias: Optional[torch.Tensor] = None) -> torch.Tensor:
     """The step's plain pieces (the down projection, the up projection's data gradient): out[rows of g]
@@ -145,13 +164,22 @@ def step_grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor,
     if bias is None and (not _autotuning() or not a.is_cuda):
         return grouped_mm(a, b, offs)
     out = torch.empty((a.shape[0], b.shape[-1]), dtype=a.dtype, device=a.device)
+    bias = bias.to(a.dtype) if bias is not None else None
+    key = ("mm", _layout(a), _layout(b), _layout(offs), _layout(out), _layout(bias), a.get_device())
+    plan = _cached_plan(key)
+    if plan is None:
+        return unfused()
+    if plan is not False:
+        if out.numel():
+            _run_by_addresses(plan, a.get_device(), out, a=a.data_ptr(), b=b.data_ptr(), out=out.data_ptr(),
+                              offsets=offs.data_ptr(), bias=_ptr(bias))
+        return out
     try:
-        epilogue = _core.EpilogueOps(bias=bias.to(a.dtype)) if bias is not None else None
+        epilogue = _core.EpilogueOps(bias=bias) if bias is not None else None
         args = _core.GroupedGemmArguments(a, b, out, accumulator_type="float32", offsets=offs, zero_tail=True,
                                           **({"epilogue": epilogue} if epilogue is not None else {}))
     except (ValueError, TypeError):
         return unfused()
-    key = ("mm", _layout(a), _layout(b), _layout(offs), _layout(out), _layout(bias), a.get_device())
     if out.numel() and not _run_planned(key, args, a.get_device()):
         return unfused()
     return out
@@ -173,6 +201,17 @@ def grouped_mm_with_pre_activation(a: torch.Tensor, b: torch.Tensor, offs: torch
     rows = a.shape[0] if a_row_index is None else a_row_index.shape[0]
     out = torch.empty((rows, out_n), dtype=a.dtype, device=a.device)
     h = torch.empty((rows, n), dtype=a.dtype, device=a.device) if keep_pre_activation else None
+    key = ("pre", _layout(a), _layout(b), _layout(offs), _layout(bias), _layout(out), _layout(h), a.get_device(),
+           activation, gate_layout, alpha, limit, _layout(a_row_index))
+    plan = _cached_plan(key)
+    if plan is None:
+        return None
+    if plan is not False:
+        if out.numel():
+            _run_by_addresses(plan, a.get_device(), out, a=a.data_ptr(), b=b.data_ptr(), out=out.data_ptr(),
+                              offsets=offs.data_ptr(), bias=_ptr(bias), a_row_index=_ptr(a_row_index),
+                              pre_activation=_ptr(h))
+        return out, h
     try:
         epilogue = _core.EpilogueOps(activation=activation, gate_layout=gate_layout, alpha=alpha, limit=limit,
                                      bias=bias, pre_activation=h)
@@ -180,8 +219,6 @@ def grouped_mm_with_pre_activation(a: torch.Tensor, b: torch.Tensor, offs: torch
                                           epilogue=epilogue, a_row_index=a_row_index)
     except (ValueError, TypeError):
         return None
-    key = ("pre", _layout(a), _layout(b), _layout(offs), _layout(bias), _layout(out), _layout(h), a.get_device(),
-           activation, gate_layout, alpha, limit, _layout(a_row_index))
     if out.numel() and not _run_planned(key, args, a.get_device()):
         return None
     return out, h
@@ -205,6 +242,19 @@ def grouped_mm_dgated(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, h: t
     dh = torch.empty((rows, 2 * i if gated else i), dtype=a.dtype, device=a.device)
     scaled = torch.empty((rows, i), dtype=a.dtype, device=a.device)
     partials = torch.empty((rows, _core.score_grad_chunks(i)), dtype=torch.float32, device=a.device)
+    key = ("dgated", _layout(a), _layout(b), _layout(offs), _layout(h), _layout(scores), _layout(dh),
+           _layout(scaled), _layout(partials), a.get_device(), activation, gate_layout, alpha, limit,
+           _layout(a_row_index))
+    plan = _cached_plan(key)
+    if plan is None:
+        return None
+    if plan is not False:
+        if dh.numel():
+            _run_by_addresses(plan, a.get_device(), dh, a=a.data_ptr(), b=b.data_ptr(), out=dh.data_ptr(),
+                              offsets=offs.data_ptr(), row_scale=_ptr(scores), a_row_index=_ptr(a_row_index),
+                              grad_pre_activation=h.data_ptr(), scaled_activation=scaled.data_ptr(),
+                              score_grad_partials=partials.data_ptr())
+        return dh, scaled, partials.sum(dim=1)
     try:
         epilogue = _core.EpilogueOps(activation=activation, gate_layout=gate_layout, alpha=alpha, limit=limit,
                                      row_scale=scores, grad_pre_activation=h, scaled_activation=scaled,
@@ -213,9 +263,6 @@ def grouped_mm_dgated(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, h: t
                                           epilogue=epilogue, a_row_index=a_row_index)
     except (ValueError, TypeError):
         return None
-    key = ("dgated", _layout(a), _layout(b), _layout(offs), _layout(h), _layout(scores), _layout(dh),
-           _layout(scaled), _layout(partials), a.get_device(), activation, gate_layout, alpha, limit,
-           _layout(a_row_index))
     if dh.numel() and not _run_planned(key, args, a.get_device()):
         return None
     return dh, scaled, partials.sum(dim=1)
@@ -235,12 +282,18 @@ def grouped_mm_k_gathered(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor,
     # serves is known from the key before any allocation or argument check.)
     key = ("k_gathered", _layout(a), _layout(b), _layout(offs), (a.dtype, G, M, N, out_m_major),
            _layout(a_k_index), _layout(b_k_index), a.get_device())
-    if _step_plans.get(_plan_key(key), False) is None:
+    plan = _cached_plan(key)
+    if plan is None:
         return None
     if out_m_major:
         out = torch.empty((G, N, M), dtype=a.dtype, device=a.device).transpose(-2, -1)
     else:
         out = torch.empty((G, M, N), dtype=a.dtype, device=a.device)
+    if plan is not False:
+        if out.numel():
+            _run_by_addresses(plan, a.get_device(), out, a=a.data_ptr(), b=b.data_ptr(), out=out.data_ptr(),
+                              offsets=offs.data_ptr(), a_k_index=_ptr(a_k_index), b_k_index=_ptr(b_k_index))
+        return out
     try:
         args = _core.GroupedGemmArguments(a, b, out, accumulator_type="float32", offsets=offs,
                                           a_k_index=a_k_index, b_k_index=b_k_index)
