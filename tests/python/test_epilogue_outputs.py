@@ -143,3 +143,21 @@ def test_a_step_piece_s_later_calls_run_by_addresses_with_the_first_call_s_bits(
     for name, piece in pieces.items():
         for got, want in zip(piece(), first[name]):
             assert torch.equal(got, want), name
+
+
+def test_a_plan_with_second_operands_refuses_to_run_by_addresses_without_them():
+    x, w, ends, _, _ = problem("cpu", S=50, H=64, I=144)  # w (4, 64, 144): SwiGLU's out has 72 columns
+
+    def arguments():
+        out, pre = torch.empty(50, 72, dtype=torch.bfloat16), torch.empty(50, 144, dtype=torch.bfloat16)
+        return gemmops.GroupedGemmArguments(x, w, out, accumulator_type="float32", offsets=ends, zero_tail=True,
+                                            epilogue=gemmops.EpilogueOps("swiglu", pre_activation=pre)), out, pre
+
+    args, out, pre = arguments()
+    plan = gemmops.make_plan(args)
+    with pytest.raises(ValueError, match="^pre_activation: the plan's epilogue writes it; its address must not be 0"):
+        plan._run_unchecked(x.data_ptr(), w.data_ptr(), out.data_ptr(), offsets=ends.data_ptr())
+    plan._run_unchecked(x.data_ptr(), w.data_ptr(), out.data_ptr(), offsets=ends.data_ptr(), pre_activation=pre.data_ptr())
+    ref_args, ref_out, ref_pre = arguments()
+    plan.run(ref_args)
+    assert torch.equal(out, ref_out) and torch.equal(pre, ref_pre)
