@@ -297,17 +297,29 @@ def step(layer, x, bias, grad_out, leaves, backward):
 CHECKED = ["out", "dx", "drouter", "dw_gate_up", "dw_down", "db_gate_up", "db_down"]  # (biases: when the layer has them)
 
 
+def results(layer, x, bias, grad_out, leaves, backward):
+    """[out] of one forward, or [out, *gradients of the leaves] of one forward and backward."""
+    if not backward:
+        with torch.no_grad():
+            return [layer(x, bias)]
+    out = layer(x, bias)
+    return [out, *torch.autograd.grad(out, leaves, grad_out)]
+
+
 def check(layers, x, bias, grad_out, leaves, backward, name="gemmops"):
     """Relative errors of layer `name`'s output (and gradients) against torch's, by name: the layers
     are the eager ones or the compiled ones, called as the timed steps call them (no other graph)."""
-    def results(layer):
-        if not backward:
-            with torch.no_grad():
-                return [layer(x, bias)]
-        out = layer(x, bias)
-        return [out, *torch.autograd.grad(out, leaves, grad_out)]
-    want, got = results(layers["torch"]), results(layers[name])
+    want = results(layers["torch"], x, bias, grad_out, leaves, backward)
+    got = results(layers[name], x, bias, grad_out, leaves, backward)
     return {name: rel_err(g, w) for name, g, w in zip(CHECKED, got, want)}
+
+
+def differing_with_defines(layer, defines, x, bias, grad_out, leaves, backward):
+    """The names of the output and gradients that differ in any bit when layer's kernels are compiled
+    with `defines` (GEMMOPS_KERNEL_DEFINES): a kernel define that changes no arithmetic changes none."""
+    base = results(layer, x, bias, grad_out, leaves, backward)
+    variant = with_env(lambda: results(layer, x, bias, grad_out, leaves, backward), "GEMMOPS_KERNEL_DEFINES", defines)()
+    return [n for n, b, v in zip(CHECKED, base, variant) if not torch.equal(b, v)]
 
 
 def check_line(what, errors, name="gemmops"):
@@ -348,6 +360,12 @@ def bench_config(cfg, a, clock, device, compiled, sonic_fn):
         if a.fused:
             fused_errors = check(layers, x, bias, grad_out, leaves, not cfg.forward_only, "fused")
             print(check_line(f"{cfg.model} {routing} eager (fused)", fused_errors, "fused"), flush=True)
+            for defines in a.ab_defines:
+                differ = differing_with_defines(layers["fused"], defines, x, bias, grad_out, leaves,
+                                                not cfg.forward_only)
+                print(f"{cfg.model} {routing} eager (fused with {defines}): "
+                      + (f"DIFFERS from the fused layer in {', '.join(differ)}" if differ else
+                         "output and gradients bitwise equal to the fused layer's"), flush=True)
         sonic_err = float("nan")
         if sonic is not None and routing == "router":
             try:
@@ -367,12 +385,22 @@ def bench_config(cfg, a, clock, device, compiled, sonic_fn):
                                               "GEMMOPS_AUTOTUNE", "1")
             if sonic is not None and routing == "router" and mode.startswith("eager"):
                 fns["sonic"] = lambda: sonic.step(x, grad_out, backward)
+            if a.fused and mode.startswith("eager"):  # the fused layer's kernels compiled with each variant
+                for defines in a.ab_defines:
+                    fns["fused with " + defines] = with_env(
+                        lambda l=layers["fused"]: step(l, x, bias, grad_out, leaves, backward),
+                        "GEMMOPS_KERNEL_DEFINES", defines)
             hosts = {}
             try:
                 t, peak = interleaved(clock, fns, a.iters, a.repeats, a.warmup, hosts)
             except Exception as e:  # a failing row is reported, the others still run
                 print(f"{cfg.model} {routing} {mode} FAILED: {first_line(e)}", flush=True)
                 continue
+            for defines in a.ab_defines:
+                name = "fused with " + defines
+                if name in t:
+                    print(f"  {cfg.model} {routing} {mode}: fused {t['fused'] * 1e3:.3f} ms, {name} "
+                          f"{t[name] * 1e3:.3f} ms (fused / with: {t['fused'] / t[name]:.3f})", flush=True)
             if clock.cuda:  # a variant whose host time nears its time is bound by its host work
                 print(f"  {cfg.model} {routing} {mode}: host ms an iteration (to its last launch) "
                       + ", ".join(f"{name} {hosts[name] * 1e3:.3f} of {t[name] * 1e3:.3f}" for name in fns), flush=True)
@@ -520,6 +548,10 @@ def parse_args(argv=None):
                     help="also time the fused layer with each piece's design chosen by timing (GEMMOPS_AUTOTUNE=1 "
                          "around its calls), eager, in the same round-robin (its column: fused autotuned ms; with "
                          "GEMMOPS_TRIAL_DESIGNS=1 set for the run, trial designs are timed too)")
+    ap.add_argument("--ab-defines", default="",
+                    help="kernel A/B at the layer: the fused layer again with its kernels compiled with these "
+                         "GEMMOPS_KERNEL_DEFINES (set around its calls; its plans are kept apart), eager, in the same "
+                         "round-robin; several variants separated by '|', each printed against the fused layer")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu (with --smoke: the code paths, tiny sizes)")
     ap.add_argument("--smoke", action="store_true", help="tiny configs and few iterations (a quick run of every path)")
@@ -528,6 +560,7 @@ def parse_args(argv=None):
     a.configs = select(a.configs, configs, "config") if a.configs else list(configs)
     a.modes = select(a.modes, MODES, "mode")
     a.routings = select(a.routings, ROUTINGS, "routing")
+    a.ab_defines = [v.strip() for v in a.ab_defines.split("|") if v.strip()]
     if a.smoke:
         a.iters, a.repeats, a.warmup = min(a.iters, 2), min(a.repeats, 2), min(a.warmup, 1)
     return a

@@ -297,3 +297,22 @@ def test_the_profile_s_idle_gaps_are_the_device_s_time_between_activities():
     count, idle, gaps = profile_layer.idle_gaps(in_order)
     assert (count, idle) == (8, 18)
     assert gaps == [(10, "d", "e"), (5, "a", "b"), (3, "e", "h")]
+
+
+@pytest.mark.torch
+def test_a_kernel_define_s_step_gets_plans_of_its_own(monkeypatch):
+    # bench_layer --ab-defines times the fused layer with GEMMOPS_KERNEL_DEFINES set around its calls:
+    # the plans (and so the kernels) made under a value must not serve another, grouped_mm's and the
+    # fused pieces' alike.
+    torch = pytest.importorskip("torch")
+    import gemmops.torch as gt
+    from gemmops.torch import _forward, _fused
+    monkeypatch.delenv("GEMMOPS_KERNEL_DEFINES", raising=False)
+    a, b = torch.randn(8, 16).bfloat16(), torch.randn(2, 16, 8).bfloat16()
+    offs = torch.tensor([3, 8], dtype=torch.int32)
+    gt.grouped_mm(a, b, offs)
+    calls, key = len(_forward._calls), _fused._plan_key(("piece",))
+    monkeypatch.setenv("GEMMOPS_KERNEL_DEFINES", "GEMMOPS_SOME_DEFINE")
+    gt.grouped_mm(a, b, offs)
+    assert len(_forward._calls) == calls + 1
+    assert _fused._plan_key(("piece",)) != key

@@ -12,3 +12,9 @@ def switched_on(name: str) -> bool:
 def torch_routing_asked() -> bool:
     """GEMMOPS_ROUTING=torch: the routing and the router by torch's ops instead of gemmops' kernels."""
     return os.environ.get("GEMMOPS_ROUTING", "") == "torch"
+
+
+def kernel_defines() -> str:
+    """GEMMOPS_KERNEL_DEFINES as set now: the kernels a plan compiles depend on it, so a plan made under
+    one value is not another's (one process can time a kernel define's step beside the build's)."""
+    return os.environ.get("GEMMOPS_KERNEL_DEFINES", "")

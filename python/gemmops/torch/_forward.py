@@ -7,6 +7,7 @@ from typing import Dict, Optional
 import torch
 
 from . import _dispatch, _forms
+from ._env import kernel_defines
 
 
 class _Call:
@@ -30,9 +31,10 @@ atexit.register(_calls.clear)
 
 
 def _key(mat_a, mat_b, offs, out_dtype) -> tuple:
-    # Everything the checks, the output and the plan depend on, the data's 16-byte alignment included.
+    # Everything the checks, the output and the plan depend on, the data's 16-byte alignment included
+    # (and the kernel defines the plan's kernels are compiled with: bench_layer --ab-defines).
     key = (mat_a.dtype, mat_a.shape, mat_a.stride(), mat_b.dtype, mat_b.shape, mat_b.stride(), out_dtype,
-           mat_a.get_device(), mat_b.get_device(), (mat_a.data_ptr() | mat_b.data_ptr()) & 15)
+           mat_a.get_device(), mat_b.get_device(), (mat_a.data_ptr() | mat_b.data_ptr()) & 15, kernel_defines())
     if offs is not None:
         key += (offs.dtype, offs.shape, offs.stride(), offs.get_device())
     return key

@@ -10,7 +10,7 @@ import torch
 from .. import _gemmops as _core
 from . import grouped_mm  # defined before gemmops.torch imports this module
 from ._dispatch import PlanLaunch, _raw_stream
-from ._env import switched_on
+from ._env import kernel_defines, switched_on
 from ._moe_bias import add_row_bias
 
 _launches: Dict[tuple, Optional[PlanLaunch]] = {}
@@ -111,9 +111,10 @@ def _chosen_operator(args, ops, device: int):
 
 
 def _plan_key(key: tuple) -> tuple:
-    """A layout's key in _step_plans: with GEMMOPS_AUTOTUNE's state, so one process can time a step with
-    the ranking's picks beside the same step autotuned (bench_layer --autotuned)."""
-    return key + (_autotuning(),)
+    """A layout's key in _step_plans: with GEMMOPS_AUTOTUNE's state and GEMMOPS_KERNEL_DEFINES, so one
+    process can time a step with the ranking's picks beside the same step autotuned (bench_layer
+    --autotuned), or with its kernels compiled with a define (bench_layer --ab-defines)."""
+    return key + (_autotuning(), kernel_defines())
 
 
 def _run_planned(key: tuple, args, device: int) -> bool:
