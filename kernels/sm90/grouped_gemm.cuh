@@ -11,6 +11,7 @@
 #include <cuda/std/cstdint>
 
 #include "ptx/cluster.cuh"
+#include "ptx/griddep.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/warp.cuh"
@@ -273,6 +274,15 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
       for (int i = 0; i < C.consumers; ++i) ptx::mbarrier_init(s.h_load(i), 1);  // thread 0 of warpgroup i
     ptx::fence_barrier_init();
   }
+#ifdef GEMMOPS_PDL
+  // (An A/B define; the host launches such a kernel with programmatic stream serialization.) The
+  // barriers above are this CTA's shared memory: everything global, from the table's read of the
+  // offsets on, waits for the kernels ahead on the stream to end, so this kernel's launch and setup
+  // overlap their last tiles. The stream's next kernel may then start its own setup as this one's
+  // CTAs leave their SMs (it waits for this grid's end before it reads anything).
+  ptx::griddepcontrol_wait();
+  ptx::griddepcontrol_launch_dependents();
+#endif
   build_scheduler_table<C.unit_m(), C.unit_n(), C.group_axis, C.pairs_last_unit() ? C.tile_m : 0>(p.scheduler,
                                                                                                   s.table());
   __syncthreads();

@@ -66,7 +66,7 @@ Status prepare(const DriverApi& api, CUfunction fn, unsigned smem, bool non_port
 
 }  // namespace
 
-CUlaunchConfig to_driver_config(const LaunchConfig& config, CUlaunchAttribute* cluster_attr) {
+CUlaunchConfig to_driver_config(const LaunchConfig& config, CUlaunchAttribute (&attrs)[kMaxLaunchAttributes]) {
   CUlaunchConfig lc{};
   lc.gridDimX = config.grid[0];
   lc.gridDimY = config.grid[1];
@@ -76,14 +76,22 @@ CUlaunchConfig to_driver_config(const LaunchConfig& config, CUlaunchAttribute* c
   lc.blockDimZ = config.block[2];
   lc.sharedMemBytes = config.smem_bytes;
   lc.hStream = config.stream;
+  unsigned n = 0;
   if (config.cluster[0] * config.cluster[1] * config.cluster[2] != 1) {
-    *cluster_attr = CUlaunchAttribute{};
-    cluster_attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    cluster_attr->value.clusterDim.x = config.cluster[0];
-    cluster_attr->value.clusterDim.y = config.cluster[1];
-    cluster_attr->value.clusterDim.z = config.cluster[2];
-    lc.attrs = cluster_attr;
-    lc.numAttrs = 1;
+    CUlaunchAttribute& a = attrs[n++] = CUlaunchAttribute{};
+    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    a.value.clusterDim.x = config.cluster[0];
+    a.value.clusterDim.y = config.cluster[1];
+    a.value.clusterDim.z = config.cluster[2];
+  }
+  if (config.programmatic_serialization) {
+    CUlaunchAttribute& a = attrs[n++] = CUlaunchAttribute{};
+    a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a.value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (n > 0) {
+    lc.attrs = attrs;
+    lc.numAttrs = n;
   }
   return lc;
 }
@@ -98,8 +106,8 @@ Status launch(const DriverApi& api, CUfunction fn, const LaunchConfig& config, v
   GEMMOPS_TRY(validate(config));
   GEMMOPS_TRY(prepare_function(api, fn, config));
 
-  CUlaunchAttribute cluster_attr{};
-  const CUlaunchConfig lc = to_driver_config(config, &cluster_attr);
+  CUlaunchAttribute attrs[kMaxLaunchAttributes]{};
+  const CUlaunchConfig lc = to_driver_config(config, attrs);
   GEMMOPS_CU(api, cuLaunchKernelEx, &lc, fn, kernel_params, nullptr);
   return Status::ok();
 }

@@ -16,7 +16,14 @@ struct LaunchConfig {
   unsigned smem_bytes = 0;  ///< dynamic shared memory per block
   unsigned cluster[3]{1, 1, 1};
   CUstream stream = nullptr;
+  /// Programmatic dependent launch: the kernel may start while the stream's previous kernel is still
+  /// running (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION); only for a kernel that waits for
+  /// it (griddepcontrol.wait) before it touches global memory.
+  bool programmatic_serialization = false;
 };
+
+/// The launch attributes a config can need: the cluster shape, programmatic serialization.
+inline constexpr int kMaxLaunchAttributes = 2;
 
 /// The dynamic smem a function may use without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
 inline constexpr unsigned kDefaultSmemLimit = 48 * 1024;
@@ -26,13 +33,14 @@ inline constexpr unsigned kPortableClusterSize = 8;
 /// Launches `fn` asynchronously on config.stream; never synchronises. Raises the function's
 /// dynamic smem limit when smem_bytes > 48 KiB and allows a non-portable cluster when it has more
 /// than 8 blocks (each once per function, cached), and passes the cluster shape as a launch attribute
-/// when it is not 1x1x1. The current context must be the function's (see make_current).
+/// when it is not 1x1x1 (and programmatic serialization when the config asks for it). The current context must be the function's (see make_current).
 /// invalid_argument for a zero extent or a grid that is not a multiple of the cluster; driver_error.
 Status launch(const DriverApi& api, CUfunction fn, const LaunchConfig& config, void** kernel_params);
 
-/// The driver's form of `config`. When the cluster is not 1x1x1 the returned config points at
-/// `*cluster_attr`, which receives the cluster attribute (keep it alive while the config is used).
-CUlaunchConfig to_driver_config(const LaunchConfig& config, CUlaunchAttribute* cluster_attr);
+/// The driver's form of `config`. Its attributes (the cluster shape when it is not 1x1x1,
+/// programmatic serialization when asked for) are written to `attrs`, which the returned config
+/// points at (keep it alive while the config is used).
+CUlaunchConfig to_driver_config(const LaunchConfig& config, CUlaunchAttribute (&attrs)[kMaxLaunchAttributes]);
 
 /// What launch() does to `fn` before the first launch of `config`'s shape: raises its dynamic smem
 /// limit above 48 KiB and allows non-portable clusters as needed (once per function, cached).

@@ -20,8 +20,8 @@ Result<int> max_active_clusters(const DriverApi& api, CUfunction fn, const Launc
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
   GEMMOPS_TRY(prepare_function(api, fn, config));
-  CUlaunchAttribute cluster_attr{};
-  const CUlaunchConfig lc = to_driver_config(config, &cluster_attr);
+  CUlaunchAttribute attrs[kMaxLaunchAttributes]{};
+  const CUlaunchConfig lc = to_driver_config(config, attrs);
   int clusters = 0;
   GEMMOPS_CU(api, cuOccupancyMaxActiveClusters, &clusters, fn, &lc);
   std::lock_guard lock(mutex);

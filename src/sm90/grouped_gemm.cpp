@@ -83,6 +83,7 @@ struct Sm90Artifact final : ArtifactImpl {
   KernelConfig config;
   std::shared_ptr<const jit::CompiledKernel> compiled;
   std::unique_ptr<cuda::LazyModule> module;
+  bool programmatic_launch = false;  ///< compiled with GEMMOPS_PDL (kernel_compile.hpp)
 };
 
 // One artifact serves every size of one layout: the kernel is compiled for A's and B's majors and
@@ -150,6 +151,7 @@ Result<Artifact> GroupedGemmOperator::do_compile(const Arguments& args) const {
   }
   auto impl = std::make_shared<Sm90Artifact>();
   impl->config = pl->config();
+  impl->programmatic_launch = waits_for_programmatic_launch(req);
   GEMMOPS_ASSIGN_OR_RETURN(impl->compiled, jit::compile_cached(req));
   impl->module = std::make_unique<cuda::LazyModule>(impl->compiled->cubin);
   std::string description = req.name_expressions[0] + " (cubin from " + impl->compiled->origin + ")";
@@ -176,7 +178,7 @@ Status GroupedGemmOperator::do_run(const Arguments& args, const Artifact& artifa
   const KernelProblem p = pl->bind(args);
   const std::string& lowered = names[splits > 1 ? 1 : 0];
   GEMMOPS_ASSIGN_OR_RETURN(LaunchShape shape, pl->launch_shape(p, *impl->module, lowered, splits));
-  return launch_grouped(p, impl->config, shape, stream, splits, workspace);
+  return launch_grouped(p, impl->config, shape, stream, splits, workspace, impl->programmatic_launch);
 }
 
 double GroupedGemmOperator::do_estimated_time_us(const Arguments& args, const Target& target) const {

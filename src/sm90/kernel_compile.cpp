@@ -41,4 +41,10 @@ jit::CompileRequest make_compile_request(const Sm90Design& d, DType ab, DType ou
   return make_compile_request("sm90_grouped_gemm_" + d.design.to_string(), c, target);
 }
 
+bool waits_for_programmatic_launch(const jit::CompileRequest& req) {
+  for (const std::string& o : req.options)
+    if (o == "-DGEMMOPS_PDL" || o.rfind("-DGEMMOPS_PDL=", 0) == 0) return true;
+  return false;
+}
+
 }  // namespace gemmops::sm90

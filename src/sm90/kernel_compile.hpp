@@ -27,4 +27,8 @@ jit::CompileRequest make_compile_request(const std::string& kernel_name, const k
 jit::CompileRequest make_compile_request(const Sm90Design& d, DType ab, DType out, Major b_major,
                                          const EpilogueOps& ops, const Target& target);
 
+/// Whether `req`'s kernel waits for programmatic dependent launch (compiled with GEMMOPS_PDL, an A/B
+/// define in GEMMOPS_KERNEL_DEFINES), so that its launches may ask for it.
+bool waits_for_programmatic_launch(const jit::CompileRequest& req);
+
 }  // namespace gemmops::sm90

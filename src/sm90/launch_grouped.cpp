@@ -315,7 +315,7 @@ Result<LaunchShape> prepare_launch(const KernelProblem& p, const KernelConfig& c
 }
 
 Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const LaunchShape& shape, Stream stream,
-                      int splits, Workspace workspace) {
+                      int splits, Workspace workspace, bool programmatic) {
   if (shape.chunks.empty()) return Status::ok();
   GEMMOPS_TRY(cuda::make_current(shape.ordinal));
   GEMMOPS_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
@@ -346,6 +346,7 @@ Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const Launc
     lc.grid[0] = static_cast<unsigned>(launch.clusters * c.cluster_size());
     params.scheduler.raster_band = band.value_or(launch.raster_band);
     lc.stream = static_cast<CUstream>(stream);
+    lc.programmatic_serialization = programmatic && splits <= 1;
     void* kernel_args[] = {&params};
     GEMMOPS_TRY(cuda::launch(*api, shape.fn, lc, kernel_args));
   }

@@ -53,7 +53,10 @@ Result<LaunchShape> prepare_launch(const KernelProblem& p, const KernelConfig& c
 /// `shape`: the tensor maps from `p`'s data, the rest from `shape`. Nothing is launched when the
 /// problem has no rows, no columns or no groups (and no zero tail). With splits > 1, `workspace`
 /// must hold split_k_workspace_bytes(); its flags are cleared on the stream before each launch.
+/// programmatic: the kernel was compiled to wait for programmatic dependent launch (GEMMOPS_PDL), so it
+/// is launched with it, but not after split-K's memset of its flags (a kernel's early start is only
+/// ordered after kernels).
 Status launch_grouped(const KernelProblem& p, const KernelConfig& c, const LaunchShape& shape, Stream stream,
-                      int splits = 1, Workspace workspace = {});
+                      int splits = 1, Workspace workspace = {}, bool programmatic = false);
 
 }  // namespace gemmops::sm90

@@ -79,6 +79,27 @@ TEST(FakeLaunch, passes_a_cluster_attribute_only_for_clusters) {
   EXPECT_EQ(count_attr(fake.state(), fake_fn(3), CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED), 0);
 }
 
+TEST(FakeLaunch, passes_programmatic_serialization_when_asked_beside_the_cluster) {
+  ScopedFakeDriver fake;
+  cuda::LaunchConfig c;
+  c.grid[0] = 4;
+  c.programmatic_serialization = true;
+  ASSERT_TRUE(cuda::launch(fake.api(), fake_fn(3), c, nullptr));
+  {
+    const auto& l = fake.state().launches.back();
+    ASSERT_EQ(l.attrs.size(), 1u);
+    EXPECT_EQ(l.attrs[0].id, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+    EXPECT_EQ(l.attrs[0].value.programmaticStreamSerializationAllowed, 1);
+  }
+  c.cluster[0] = 2;
+  ASSERT_TRUE(cuda::launch(fake.api(), fake_fn(3), c, nullptr));
+  const auto& l = fake.state().launches.back();
+  ASSERT_EQ(l.attrs.size(), 2u);
+  EXPECT_EQ(l.attrs[0].id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+  EXPECT_EQ(l.attrs[0].value.clusterDim.x, 2u);
+  EXPECT_EQ(l.attrs[1].id, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+}
+
 TEST(FakeLaunch, allows_non_portable_clusters_above_8_blocks_once) {
   ScopedFakeDriver fake;
   cuda::LaunchConfig c;

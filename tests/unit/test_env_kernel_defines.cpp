@@ -38,5 +38,19 @@ TEST(EnvKernelDefines, unset_adds_nothing) {
   EXPECT_EQ(with.size(), before.size() + 1);
 }
 
+TEST(EnvKernelDefines, only_a_kernel_compiled_with_gemmops_pdl_asks_for_programmatic_launch) {
+  auto request = [] {
+    return sm90::make_compile_request(sm90::sm90_designs().front(), DType::bf16, DType::bf16, Major::k,
+                                      EpilogueOps{}, Target::sm(90, true));
+  };
+  EXPECT_FALSE(sm90::waits_for_programmatic_launch(request()));
+  {
+    ScopedEnv env{{"GEMMOPS_KERNEL_DEFINES", "GEMMOPS_PDLX GEMMOPS_UNIFORM_WARPGROUP"}};
+    EXPECT_FALSE(sm90::waits_for_programmatic_launch(request()));
+  }
+  ScopedEnv env{{"GEMMOPS_KERNEL_DEFINES", "GEMMOPS_UNIFORM_WARPGROUP GEMMOPS_PDL"}};
+  EXPECT_TRUE(sm90::waits_for_programmatic_launch(request()));
+}
+
 }  // namespace
 }  // namespace gemmops

@@ -47,8 +47,8 @@ struct RecordingDriver {
     seen() = {};
     fake.state().functions["kernel"] = reinterpret_cast<CUfunction>(uintptr_t{0x3001});
     fake.api().cuLaunchKernelEx = [](const CUlaunchConfig* c, CUfunction f, void** args, void**) {
-      testing::RecordedLaunch l{f, *c, {}};
-      l.config.attrs = nullptr;
+      testing::RecordedLaunch l{f, *c, std::vector<CUlaunchAttribute>(c->attrs, c->attrs + c->numAttrs)};
+      l.config.attrs = nullptr;  // points into the caller's stack
       testing::fake_state().launches.push_back(l);
       seen().params.push_back(*static_cast<const GroupedGemmParams*>(args[0]));
       return CUDA_SUCCESS;
@@ -82,13 +82,22 @@ const sm90::Sm90Design& design_named(const std::string& name) {
   return sm90::sm90_designs()[0];
 }
 
-Status launch(const Arguments& args, const sm90::Sm90Design& d, int splits = 1, Workspace workspace = {}) {
+Status launch(const Arguments& args, const sm90::Sm90Design& d, int splits = 1, Workspace workspace = {},
+              bool programmatic = false) {
   GEMMOPS_ASSIGN_OR_RETURN(sm90::KernelProblem p, sm90::map_problem(args));
   const auto c = sm90::make_kernel_config(d, DType::bf16, DType::bf16, p.a_major, p.b_major,
                                           p.kind == OperationKind::grouped_k);
   cuda::LazyModule module("cubin");
   GEMMOPS_ASSIGN_OR_RETURN(sm90::LaunchShape shape, sm90::prepare_launch(p, c, module, "kernel", splits));
-  return sm90::launch_grouped(p, c, shape, reinterpret_cast<Stream>(uintptr_t{0x77}), splits, workspace);
+  return sm90::launch_grouped(p, c, shape, reinterpret_cast<Stream>(uintptr_t{0x77}), splits, workspace,
+                              programmatic);
+}
+
+bool asks_programmatic_serialization(const testing::RecordedLaunch& l) {
+  for (const CUlaunchAttribute& a : l.attrs)
+    if (a.id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+      return a.value.programmaticStreamSerializationAllowed == 1;
+  return false;
 }
 
 // Fake device addresses far enough apart that no operand overlaps another.
@@ -164,6 +173,31 @@ TEST(Sm90GroupChunksLaunch, split_k_flags_are_cleared_before_every_launch) {
   ASSERT_EQ(seen().memsets_before.size(), launches);
   for (size_t i = 0; i < launches; ++i) EXPECT_EQ(seen().memsets_before[i], i) << "memset before launch " << i;
   for (const GroupedGemmParams& params : seen().params) EXPECT_EQ(params.split_k.k_splits, 2);
+}
+
+TEST(Sm90GroupChunksLaunch, a_kernel_built_for_it_launches_programmatically_but_after_split_k_memsets) {
+  const sm90::Sm90Design& d = design_named("128x256x64_c1x1_s4_coop_tma_ring2");
+  {
+    RecordingDriver driver;
+    const GroupedGemmArguments args = with_data(testing::moe_forward(20000, 65536, 2048, 768));
+    ASSERT_TRUE(launch(args, d));
+    for (const auto& l : driver.fake.state().launches) EXPECT_FALSE(asks_programmatic_serialization(l));
+  }
+  {
+    RecordingDriver driver;
+    const GroupedGemmArguments args = with_data(testing::moe_forward(20000, 65536, 2048, 768));
+    ASSERT_TRUE(launch(args, d, 1, {}, true));
+    const auto& launches = driver.fake.state().launches;
+    ASSERT_GT(launches.size(), 1u);  // every chunk's launch
+    for (const auto& l : launches) EXPECT_TRUE(asks_programmatic_serialization(l));
+  }
+  RecordingDriver driver;
+  const GroupedGemmArguments args = with_data(testing::moe_forward(400, 8192, 2048, 4096));
+  auto p = sm90::map_problem(args);
+  ASSERT_TRUE(p) << p.status().to_string();
+  const auto c = sm90::make_kernel_config(d, DType::bf16, DType::bf16, Major::k, Major::k, false);
+  ASSERT_TRUE(launch(args, d, 2, Workspace{address(uintptr_t{5} << 40), sm90::split_k_workspace_bytes(*p, c, 2)}, true));
+  for (const auto& l : driver.fake.state().launches) EXPECT_FALSE(asks_programmatic_serialization(l));
 }
 
 TEST(Sm90GroupChunksLaunch, no_groups_launch_only_for_the_zero_tail) {
