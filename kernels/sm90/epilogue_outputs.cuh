@@ -15,7 +15,6 @@
 
 #include <cuda/std/cstdint>
 
-#include "ptx/prefetch.cuh"
 #include "ptx/warp.cuh"
 #include "sm90/config.cuh"
 #include "sm90/epilogue_op.cuh"
@@ -354,45 +353,6 @@ __device__ __forceinline__ void store_activation_grad(const float (&acc)[kAtoms]
             p.op.score_grad_partials[static_cast<long long>(r) * p.op.score_grad_row_stride + chunk] = partial;
         }
       }
-}
-
-/// GEMMOPS_PREFETCH_H (an A/B define): the h lines the activation's backward will read for the
-/// warpgroup's rows of a tile brought into L2 at the tile's start, so that under its main loop they
-/// come from DRAM and the epilogue's batches of loads (the direct store: 2 rows x tile_n / 64 x
-/// 8 / kBatch round trips a thread, 16 on a 64x256 tile; the TMA store: a chunk's boxes after the
-/// first) each wait for L2, not DRAM. Rows past the group's end, the zero tail's and columns past n
-/// are not touched; the warpgroup's 128 threads share the lines.
-template <ElemType kOut, EpilogueOp kOp, int kTileN, int kAtoms>
-__device__ __forceinline__ void prefetch_activation_grad_h(const GroupedGemmParams& p, int row0, int row_end,
-                                                           int col0, bool tail) {
-  static_assert(kOp.activation_grad, "h is the activation's backward's");
-  if (tail) return;
-  constexpr bool kGated = kOp.gated_act();
-  constexpr bool kInterleaved = kGated && kOp.gate == Gate::interleaved;
-  // A row's bytes in a segment (interleaved: gate and up together), and its segments (concatenated:
-  // the gate columns, then the up columns n on).
-  constexpr int kSegmentBytes = (kInterleaved ? 2 : 1) * kTileN * elem_bytes(kOut);
-  constexpr int kSegments = kGated && !kInterleaved ? 2 : 1;
-  constexpr int kLines = (kSegmentBytes + 127) / 128 + 1;  // (+1: a segment not on a line's start)
-  constexpr int kPerThread = (64 * kAtoms * kSegments * kLines + 127) / 128;
-  const int n = p.scheduler.n;
-  const int cols = (n - col0 < kTileN ? n - col0 : kTileN) * (kInterleaved ? 2 : 1);  // the tile's h columns a row
-  if (cols <= 0) return;
-  const long long seg_bytes = static_cast<long long>(cols) * elem_bytes(kOut);
-  const int tid = threadIdx.x % 128;
-  // (Not unrolled: beside the accumulators an unrolled walk's addresses spilled the 128-row
-  // warpgroups' kernels of the clamped SwiGLU and of fp32 out.)
-#pragma unroll 1
-  for (int i = 0; i < kPerThread; ++i) {
-    const int idx = tid + 128 * i;
-    const int r = idx / (kSegments * kLines), seg = (idx / kLines) % kSegments, line = idx % kLines;
-    if (r >= 64 * kAtoms || row0 + r >= row_end) continue;
-    const long long first = static_cast<long long>(row0 + r) * p.op.pre_activation_row_stride +
-                            (kInterleaved ? 2LL * col0 : col0) + (seg == 1 ? n : 0);
-    const char* start = static_cast<const char*>(epilogue_outputs::element_ptr<kOut>(p.op.pre_activation, first));
-    const char* at = reinterpret_cast<const char*>(reinterpret_cast<unsigned long long>(start) & ~127ull) + 128 * line;
-    if (at < start + seg_bytes) ptx::prefetch_l2(at);
-  }
 }
 
 }  // namespace gemmops::kernels::sm90

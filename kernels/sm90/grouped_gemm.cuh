@@ -160,15 +160,6 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
         StoreMechanism<C>::template load_h_chunk<C.op>(s.epi() + consumer * C.epilogue_warpgroup_bytes(),
                                                        s.h_load(consumer), p, tc.col0, row0);
     }
-#ifdef GEMMOPS_PREFETCH_H
-    if constexpr (C.op.activation_grad) {
-      // The backward's h into L2 under the main loop (epilogue_outputs.cuh): the direct store's
-      // loads, and the TMA store's chunks after the first, then wait for L2 rather than DRAM.
-      if (stores)
-        prefetch_activation_grad_h<C.out, C.op, C.tile_n, kAtoms>(
-            p, row0, tc.row_end, tc.col0, tc.group >= p.scheduler.group_base + p.scheduler.groups);
-    }
-#endif
     ML::mma_tile(acc, s, tc, k_blocks, cur, a_atom0, live_atoms, consumer, release_lane);
     if constexpr (C.pingpong()) {  // the other warpgroup's turn: its next tile's stages are next
       // Every warp arrives, not one for the warpgroup: its warps are coupled only by the MMAs, so on
@@ -318,22 +309,19 @@ __global__ void __launch_bounds__(C.threads(), 1) grouped_gemm_kernel(const __gr
     }
   } else {
     ptx::setmaxnreg_inc<kConsumerRegisters>();
-#ifdef GEMMOPS_UNIFORM_WARPGROUP
-    // (An A/B define.) The consumer's index read through a shuffle from lane 0: ptxas then knows it
-    // is warp-uniform, so the addresses derived from it (its A atoms, staging and barriers) and the
-    // wgmma descriptors built from them stay in uniform registers (without: computed per thread
-    // and moved over by R2UR before every wgmma), and the direct store's shuffles need no
-    // divergent fallback (half the code of the direct-store kernels). The producer's is left as it
-    // is (shuffled there too, the 2-CTA fp8 kernel spilled 4 bytes), and so are the activation
+    // The consumer's index read through a shuffle from lane 0: ptxas then knows it is warp-uniform,
+    // so the addresses derived from it (its A atoms, staging and barriers) and the wgmma descriptors
+    // built from them stay in uniform registers (from a per-thread index they are moved over by R2UR
+    // before every wgmma), and the direct store's shuffles need no divergent fallback (half the code
+    // of the direct-store kernels). Measured on an H100 (bench/NOTES.md v31): the weight gradients
+    // 1.02-1.04x, Mixtral's dgated piece 1.03x, the rest level. The producer's index is left as it is
+    // (shuffled there too, the 2-CTA fp8 kernel spilled 4 bytes), and so are the activation
     // backward's with two atoms a warpgroup and the TMA store's backward (shuffled, the 128x128
     // ping-pong's clamped-SwiGLU backward spilled 24 bytes, the 3-stage 128x256 2-CTA TMA one 16).
     if constexpr (C.loads_h_by_tma() || (C.op.activation_grad && C.m_atoms() > 1))
       consume<C>(p, s, warpgroup - 1, rank);
     else
       consume<C>(p, s, __shfl_sync(0xffffffffu, warpgroup - 1, 0), rank);
-#else
-    consume<C>(p, s, warpgroup - 1, rank);
-#endif
     if constexpr (C.epilogue == 1) TmaStoreEpilogue<C.out>::finish();
   }
   // No CTA may leave while a peer can still multicast into its shared memory or arrive on its barriers.
