@@ -154,9 +154,10 @@ struct TmaStoreEpilogue {
     // M-major box's 16-bit ones 32). Lane L < 16 gives the address of row L % 8 of matrix L / 8: a
     // row of 8 elements is one 16-byte chunk of the swizzle, so the rows land where the pairs did.
     // Matrix m's row i: the box's row 16 w + 8 m + i, chunk c ^ i; M-major (stored transposed), the
-    // box's row n = 8 c + i, chunk (2 w + m) ^ i. Beside GEMMOPS_UNIFORM_WARPGROUP the 2-CTA 128x256
-    // TMA ring's SiLU kernel spills 8 bytes (also with four matrices an instruction, or the
-    // addresses' inputs made opaque): the two defines are not yet one build.
+    // box's row n = 8 c + i, chunk (2 w + m) ^ i. With the consumer's warp-uniform index the 2-CTA
+    // 128x256 TMA ring's SiLU kernel spills 8 bytes (also with four matrices an instruction, or the
+    // addresses' inputs made opaque). On an H100 it sped the M-major boxes (dW1 1.014-1.031x) and
+    // slowed the row-major ones (up 0.951-0.988x; bench/NOTES.md v31).
     {
       const int lane = t % 32, w = t / 32, i = lane % 8, m = (lane / 8) % 2;
       const ::cuda::std::uint32_t base = kMMajor ? dst_shared + i * 128 + (((2 * w + m) ^ i) << 4)
