@@ -43,6 +43,18 @@ std::string design_name(const Sm90Design& d) { return d.design.to_string(); }
 // than the direct store's best (H100, 2026-12-07); the backward is a trial.
 bool stores_directly(const Sm90Design& d) { return d.design.epilogue != Epilogue::tma_store; }
 
+// The TMA store's backward (h loaded by TMA into the staging ring) passed the GPU suite on every TMA
+// design that serves it (H100, bench/NOTES.md v31). It is offered where it was timed ahead: the 1-CTA
+// 128x128 ping-pong ran Qwen3-30B-A3B's dgated piece in 600.6 us against the direct-store pick's
+// 711.4. The ranking does not pick it yet (its estimate has no term for the direct store's h round
+// trips), GEMMOPS_AUTOTUNE times it. The other TMA designs stay trials: the H100 estimate would make
+// the 3-stage 2-CTA 128x256 one the dgated pick of four layer configurations where it was never timed
+// with h by TMA (on Qwen3 it ran level with the pick; Mixtral's, with h loaded per thread, 0.92x).
+bool offers_tma_activation_grad(const Sm90Design& d) {
+  return d.design.epilogue == Epilogue::tma_store && d.design.schedule == Schedule::pingpong &&
+         d.design.tile_m == 128 && d.design.tile_n == 128 && d.design.cluster_m == 1 && d.design.cluster_n == 1;
+}
+
 // The TMA store stages a chunk's three boxes of the activation's backward together (dh's two and
 // s act(h)'s; KernelConfig::epilogue_ring): a design serves it where its ring, so enlarged, still
 // leaves room for the scheduler's table of 256 groups. (Excludes the 4-stage 128x256 designs with
@@ -99,7 +111,7 @@ Sm90EpilogueSupport epilogue_support(const Sm90Design& d, DType out) {
   if (out != DType::fp32) s.bias_dtypes.push_back(out);
   s.row_scale = true;
   s.pre_activation = true;
-  s.trial_activation_grad = !stores_directly(d);  // the TMA store's backward
+  s.trial_activation_grad = !stores_directly(d) && !offers_tma_activation_grad(d);  // the TMA store's backward
   s.activation_grad = halves_are_whole_atoms(d) && activation_grad_fits(d) && ring_takes_activation_grad(d);
   return s;
 }
