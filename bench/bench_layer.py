@@ -41,6 +41,10 @@ from bench_common import (LAYER_CONFIGS, MODES, ROUTINGS, SMOKE_CONFIGS, assign_
 from bench_grouped import with_env  # noqa: E402
 
 NO_DEVICE = "bench_layer.py needs a CUDA device; found none (--device cpu --smoke runs its code paths on the CPU)"
+# bench_layer --ab-defines times this define first: no kernel reads it, so its kernels are the build's
+# compiled apart, and its ratio is what the A/B method itself does to a step (v31: every variant of
+# five ran 5-8% slower than the fused layer at the layer while the pieces timed level or faster).
+AB_CONTROL = "GEMMOPS_AB_CONTROL"
 CHECK_LIMIT = 2e-2  # relative error of bf16 outputs and gradients against torch's; above it the row is flagged
 HANG_SECONDS = 600  # a first call (compiles included) still running after this is stuck
 
@@ -241,8 +245,9 @@ class Clock:
 
 
 def interleaved(clock, fns, iters, repeats, warmup, hosts=None):
-    """Median seconds per iteration and the largest peak bytes of each variant, timed in turn; `hosts`
-    (a dict) gets each variant's median host seconds per iteration (Clock.loop)."""
+    """Median seconds per iteration and the largest peak bytes of each variant, timed in turn (each
+    repeat from another variant on); `hosts` (a dict) gets each variant's median host seconds per
+    iteration (Clock.loop)."""
     for name, fn in fns.items():
         for _ in range(max(1, warmup)):
             fn()
@@ -250,8 +255,14 @@ def interleaved(clock, fns, iters, repeats, warmup, hosts=None):
     times = {name: [] for name in fns}
     host_times = {name: [] for name in fns}
     peaks = {name: float("nan") for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
+    names = list(fns)
+    step = max(1, len(names) // max(1, repeats))
+    for r in range(repeats):
+        # Each repeat starts at another variant, so none always runs right after the same one (what
+        # ran before a loop, e.g. a lighter one, can move the clocks the loop runs at).
+        start = (r * step) % len(names)
+        for name in names[start:] + names[:start]:
+            fn = fns[name]
             t, peak, host = clock.loop(fn, iters)
             times[name].append(t)
             host_times[name].append(host)
@@ -551,7 +562,8 @@ def parse_args(argv=None):
     ap.add_argument("--ab-defines", default="",
                     help="kernel A/B at the layer: the fused layer again with its kernels compiled with these "
                          "GEMMOPS_KERNEL_DEFINES (set around its calls; its plans are kept apart), eager, in the same "
-                         "round-robin; several variants separated by '|', each printed against the fused layer")
+                         "round-robin; several variants separated by '|', each printed against the fused layer, "
+                         "after an A/A control (" + AB_CONTROL + ", which no kernel reads)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu (with --smoke: the code paths, tiny sizes)")
     ap.add_argument("--smoke", action="store_true", help="tiny configs and few iterations (a quick run of every path)")
@@ -561,6 +573,8 @@ def parse_args(argv=None):
     a.modes = select(a.modes, MODES, "mode")
     a.routings = select(a.routings, ROUTINGS, "routing")
     a.ab_defines = [v.strip() for v in a.ab_defines.split("|") if v.strip()]
+    if a.ab_defines:  # first an A/A control: a define no kernel reads, compiled and timed the same way
+        a.ab_defines = [AB_CONTROL] + [v for v in a.ab_defines if v != AB_CONTROL]
     if a.smoke:
         a.iters, a.repeats, a.warmup = min(a.iters, 2), min(a.repeats, 2), min(a.warmup, 1)
     return a

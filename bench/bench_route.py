@@ -36,6 +36,12 @@ def candidates(cfg, device, seed=0):
             "torch sort": with_env(route, "GEMMOPS_ROUTING", "torch")}
 
 
+def agree(outs):
+    """Whether every candidate's outputs equal the first's, bit for bit."""
+    first = next(iter(outs.values()))
+    return all(all(torch.equal(x, y) for x, y in zip(out, first)) for out in outs.values())
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--configs", default="qwen3-30b-a3b,mixtral-8x7b,deepseek-v3-ep8,qwen3-30b-a3b-32k",
@@ -50,7 +56,7 @@ def main(argv=None):
     for cfg in select(a.configs, LAYER_CONFIGS, "configuration"):
         fns = candidates(cfg, device)
         outs = {name: fn() for name, fn in fns.items()}
-        same = all(all(torch.equal(x, y) for x, y in zip(out, outs["route kernels"])) for out in outs.values())
+        same = agree(outs)
         t = timer.interleaved_medians_us(fns, a.reps)
         print(f"== {cfg.model}: T={cfg.T} k={cfg.topk} E={cfg.E} ({cfg.T * cfg.topk} pairs); outputs equal: {same}")
         for name, us in sorted(t.items(), key=lambda kv: kv[1]):

@@ -282,9 +282,11 @@ def test_the_routing_benchmark_s_candidates_agree_on_the_cpu():
     torch = pytest.importorskip("torch")
     import bench_route
     cfg = bc.LayerConfig("t", "t", 300, 16, 8, 8, 4, False)
-    outs = [fn() for fn in bench_route.candidates(cfg, torch.device("cpu")).values()]
-    for out in outs[1:]:
-        assert all(torch.equal(x, y) for x, y in zip(out, outs[0]))
+    outs = {name: fn() for name, fn in bench_route.candidates(cfg, torch.device("cpu")).items()}
+    assert bench_route.agree(outs)  # (the check main() prints)
+    first = next(iter(outs))
+    outs[first] = (outs[first][0] + 1,) + tuple(outs[first][1:])
+    assert not bench_route.agree(outs)
 
 
 def test_the_profile_s_idle_gaps_are_the_device_s_time_between_activities():
