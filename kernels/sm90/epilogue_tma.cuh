@@ -148,17 +148,24 @@ struct TmaStoreEpilogue {
     ::cuda::std::uint8_t* dst = staging + ring_pos * kBoxBytes;
     const auto dst_shared = static_cast<::cuda::std::uint32_t>(__cvta_generic_to_shared(dst));
     ring_pos = ring_pos + 1 == kRing ? 0 : ring_pos + 1;
-#ifdef GEMMOPS_STSM_STAGING
-    // (An A/B define.) By stmatrix: a warp instruction stores the two 8x8 matrices of block c (the
-    // warp's 16 rows as two 8-row halves), 8 instructions a box where the 4-byte stores take 16 (the
-    // M-major box's 16-bit ones 32). Lane L < 16 gives the address of row L % 8 of matrix L / 8: a
-    // row of 8 elements is one 16-byte chunk of the swizzle, so the rows land where the pairs did.
+    // Staging by stmatrix (A/B defines): a warp instruction stores the two 8x8 matrices of block c
+    // (the warp's 16 rows as two 8-row halves), 8 instructions a box where the 4-byte stores take 16
+    // (the M-major box's 16-bit ones 32). Lane L < 16 gives the address of row L % 8 of matrix L / 8:
+    // a row of 8 elements is one 16-byte chunk of the swizzle, so the rows land where the pairs did.
     // Matrix m's row i: the box's row 16 w + 8 m + i, chunk c ^ i; M-major (stored transposed), the
-    // box's row n = 8 c + i, chunk (2 w + m) ^ i. With the consumer's warp-uniform index the 2-CTA
-    // 128x256 TMA ring's SiLU kernel spills 8 bytes (also with four matrices an instruction, or the
-    // addresses' inputs made opaque). On an H100 it sped the M-major boxes (dW1 1.014-1.031x) and
-    // slowed the row-major ones (up 0.951-0.988x; bench/NOTES.md v31).
-    {
+    // box's row n = 8 c + i, chunk (2 w + m) ^ i. On an H100 (bench/NOTES.md v31) it sped the M-major
+    // boxes (dW1 1.014-1.031x) and slowed the row-major ones (up 0.951-0.988x), so
+    // GEMMOPS_STSM_M_MAJOR takes it for the M-major boxes only, GEMMOPS_STSM_STAGING for both. (For
+    // both, the 2-CTA 128x256 TMA ring's SiLU kernel spills 8 bytes beside the warp-uniform consumer
+    // index; also with four matrices an instruction, or with the addresses' inputs made opaque.)
+#if defined(GEMMOPS_STSM_STAGING)
+    constexpr bool kStmatrix = true;
+#elif defined(GEMMOPS_STSM_M_MAJOR)
+    constexpr bool kStmatrix = kMMajor;
+#else
+    constexpr bool kStmatrix = false;
+#endif
+    if constexpr (kStmatrix) {
       const int lane = t % 32, w = t / 32, i = lane % 8, m = (lane / 8) % 2;
       const ::cuda::std::uint32_t base = kMMajor ? dst_shared + i * 128 + (((2 * w + m) ^ i) << 4)
                                                  : dst_shared + (16 * w + 8 * m + i) * 128;
@@ -168,30 +175,29 @@ struct TmaStoreEpilogue {
             kMMajor ? base + c * 1024 : base + static_cast<::cuda::std::uint32_t>((c ^ i) << 4);
         ptx::stmatrix_x2<kMMajor>(addr, pair_at(block0 + c, 0), pair_at(block0 + c, 1));
       }
-    }
-#else
+    } else {
 #pragma unroll
-    for (int chunk = 0; chunk < 8; ++chunk) {
-      const int j = block0 + chunk;  // 8-column block of the accumulator fragment
+      for (int chunk = 0; chunk < 8; ++chunk) {
+        const int j = block0 + chunk;  // 8-column block of the accumulator fragment
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int rr = r + 8 * half;
-        if constexpr (kMMajor) {
-          const ::cuda::std::uint32_t v = pair_at(j, half);
+        for (int half = 0; half < 2; ++half) {
+          const int rr = r + 8 * half;
+          if constexpr (kMMajor) {
+            const ::cuda::std::uint32_t v = pair_at(j, half);
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int n = 8 * chunk + 2 * (t % 4) + e;
-            const int offset = n * 128 + (((rr >> 3) ^ (n & 7)) << 4) + (rr & 7) * 2;
-            ptx::st_shared_u16(dst_shared + offset, static_cast<::cuda::std::uint16_t>(e ? v >> 16 : v & 0xffffu));
+            for (int e = 0; e < 2; ++e) {
+              const int n = 8 * chunk + 2 * (t % 4) + e;
+              const int offset = n * 128 + (((rr >> 3) ^ (n & 7)) << 4) + (rr & 7) * 2;
+              ptx::st_shared_u16(dst_shared + offset, static_cast<::cuda::std::uint16_t>(e ? v >> 16 : v & 0xffffu));
+            }
+          } else {
+            // The 128-byte swizzle TMA expects: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8).
+            const int offset = rr * 128 + ((chunk ^ (rr & 7)) * 16) + (t % 4) * 4;
+            ptx::st_shared_u32(dst_shared + offset, pair_at(j, half));
           }
-        } else {
-          // The 128-byte swizzle TMA expects: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8).
-          const int offset = rr * 128 + ((chunk ^ (rr & 7)) * 16) + (t % 4) * 4;
-          ptx::st_shared_u32(dst_shared + offset, pair_at(j, half));
         }
       }
     }
-#endif
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(barrier, 128);
     if (t == 0) {

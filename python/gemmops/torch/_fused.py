@@ -132,23 +132,27 @@ def _run_planned(key: tuple, args, device: int) -> bool:
     return True
 
 
-def _cached_plan(key: tuple):
-    """The plan of a layout made by an earlier call: False before the first, None where no operator serves it."""
-    return _step_plans.get(_plan_key(key), False)
-
-
 def _ptr(t: Optional[torch.Tensor]) -> int:
     return 0 if t is None else t.data_ptr()
 
 
-def _run_by_addresses(plan, device: int, on: torch.Tensor, **addresses) -> None:
-    """Runs a layout's plan on tensors of that layout (its key says so) by their data addresses alone, the
-    workspace on `on`'s device: after a piece's first call no arguments object is built, whose checks
-    of every operand cost tens of microseconds of host time a call (the step's host work is what keeps
-    its kernels fed)."""
-    stream = _raw_stream(device) if device >= 0 else 0
-    ws = torch.empty(plan.workspace_size, dtype=torch.uint8, device=on.device) if plan.workspace_size else None
-    plan._run_unchecked(stream=stream, workspace=_ptr(ws), workspace_bytes=plan.workspace_size, **addresses)
+def _run_cached(key: tuple, a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, out: torch.Tensor,
+                **addresses) -> Optional[bool]:
+    """Runs the plan an earlier call made for this layout (its key) on tensors of that layout by their
+    data addresses alone: True (run, or nothing to run), False before the layout's first call (the
+    caller checks its arguments and makes the plan), None where no operator serves it. No arguments
+    object is built, whose checks of every operand cost tens of microseconds of host time a call
+    (the step's host work is what keeps its kernels fed); the workspace on out's device."""
+    plan = _step_plans.get(_plan_key(key), False)
+    if plan is None or plan is False:
+        return None if plan is None else False
+    if out.numel():
+        device = a.get_device()
+        stream = _raw_stream(device) if device >= 0 else 0
+        ws = torch.empty(plan.workspace_size, dtype=torch.uint8, device=out.device) if plan.workspace_size else None
+        plan._run_unchecked(a.data_ptr(), b.data_ptr(), out.data_ptr(), offs.data_ptr(), stream, _ptr(ws),
+                            plan.workspace_size, **addresses)
+    return True
 
 
 def step_grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor,
@@ -167,14 +171,9 @@ def step_grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor,
     out = torch.empty((a.shape[0], b.shape[-1]), dtype=a.dtype, device=a.device)
     bias = bias.to(a.dtype) if bias is not None else None
     key = ("mm", _layout(a), _layout(b), _layout(offs), _layout(out), _layout(bias), a.get_device())
-    plan = _cached_plan(key)
-    if plan is None:
-        return unfused()
-    if plan is not False:
-        if out.numel():
-            _run_by_addresses(plan, a.get_device(), out, a=a.data_ptr(), b=b.data_ptr(), out=out.data_ptr(),
-                              offsets=offs.data_ptr(), bias=_ptr(bias))
-        return out
+    ran = _run_cached(key, a, b, offs, out, bias=_ptr(bias))
+    if ran is not False:
+        return out if ran else unfused()
     try:
         epilogue = _core.EpilogueOps(bias=bias) if bias is not None else None
         args = _core.GroupedGemmArguments(a, b, out, accumulator_type="float32", offsets=offs, zero_tail=True,
@@ -204,15 +203,9 @@ def grouped_mm_with_pre_activation(a: torch.Tensor, b: torch.Tensor, offs: torch
     h = torch.empty((rows, n), dtype=a.dtype, device=a.device) if keep_pre_activation else None
     key = ("pre", _layout(a), _layout(b), _layout(offs), _layout(bias), _layout(out), _layout(h), a.get_device(),
            activation, gate_layout, alpha, limit, _layout(a_row_index))
-    plan = _cached_plan(key)
-    if plan is None:
-        return None
-    if plan is not False:
-        if out.numel():
-            _run_by_addresses(plan, a.get_device(), out, a=a.data_ptr(), b=b.data_ptr(), out=out.data_ptr(),
-                              offsets=offs.data_ptr(), bias=_ptr(bias), a_row_index=_ptr(a_row_index),
-                              pre_activation=_ptr(h))
-        return out, h
+    ran = _run_cached(key, a, b, offs, out, bias=_ptr(bias), a_row_index=_ptr(a_row_index), pre_activation=_ptr(h))
+    if ran is not False:
+        return (out, h) if ran else None
     try:
         epilogue = _core.EpilogueOps(activation=activation, gate_layout=gate_layout, alpha=alpha, limit=limit,
                                      bias=bias, pre_activation=h)
@@ -246,16 +239,11 @@ def grouped_mm_dgated(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, h: t
     key = ("dgated", _layout(a), _layout(b), _layout(offs), _layout(h), _layout(scores), _layout(dh),
            _layout(scaled), _layout(partials), a.get_device(), activation, gate_layout, alpha, limit,
            _layout(a_row_index))
-    plan = _cached_plan(key)
-    if plan is None:
-        return None
-    if plan is not False:
-        if dh.numel():
-            _run_by_addresses(plan, a.get_device(), dh, a=a.data_ptr(), b=b.data_ptr(), out=dh.data_ptr(),
-                              offsets=offs.data_ptr(), row_scale=_ptr(scores), a_row_index=_ptr(a_row_index),
-                              grad_pre_activation=h.data_ptr(), scaled_activation=scaled.data_ptr(),
-                              score_grad_partials=partials.data_ptr())
-        return dh, scaled, partials.sum(dim=1)
+    ran = _run_cached(key, a, b, offs, dh, row_scale=_ptr(scores), a_row_index=_ptr(a_row_index),
+                      grad_pre_activation=h.data_ptr(), scaled_activation=scaled.data_ptr(),
+                      score_grad_partials=partials.data_ptr())
+    if ran is not False:
+        return (dh, scaled, partials.sum(dim=1)) if ran else None
     try:
         epilogue = _core.EpilogueOps(activation=activation, gate_layout=gate_layout, alpha=alpha, limit=limit,
                                      row_scale=scores, grad_pre_activation=h, scaled_activation=scaled,
@@ -283,17 +271,13 @@ def grouped_mm_k_gathered(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor,
     # serves is known from the key before any allocation or argument check.)
     key = ("k_gathered", _layout(a), _layout(b), _layout(offs), (a.dtype, G, M, N, out_m_major),
            _layout(a_k_index), _layout(b_k_index), a.get_device())
-    plan = _cached_plan(key)
-    if plan is None:
+    if _step_plans.get(_plan_key(key), False) is None:
         return None
     if out_m_major:
         out = torch.empty((G, N, M), dtype=a.dtype, device=a.device).transpose(-2, -1)
     else:
         out = torch.empty((G, M, N), dtype=a.dtype, device=a.device)
-    if plan is not False:
-        if out.numel():
-            _run_by_addresses(plan, a.get_device(), out, a=a.data_ptr(), b=b.data_ptr(), out=out.data_ptr(),
-                              offsets=offs.data_ptr(), a_k_index=_ptr(a_k_index), b_k_index=_ptr(b_k_index))
+    if _run_cached(key, a, b, offs, out, a_k_index=_ptr(a_k_index), b_k_index=_ptr(b_k_index)):
         return out
     try:
         args = _core.GroupedGemmArguments(a, b, out, accumulator_type="float32", offsets=offs,
