@@ -149,13 +149,12 @@ __device__ __forceinline__ void consume(const GroupedGemmParams& p, SharedStorag
       start_from_bias<C.op, C.tile_n, kAtoms>(acc, p, tc.col0, tc.group,
                                               tc.group >= p.scheduler.group_base + p.scheduler.groups);
     ML::start_tile(acc, p, tc, row0);
-    // Whether this warpgroup stores the tile (the conditions after the main loop below): where the
-    // activation backward's h is loaded ahead of its epilogue.
-    bool stores = live_atoms > 0;
-    if constexpr (C.cluster_n > 1 || C.pairs_last_unit()) stores = stores && tc.col0 < p.scheduler.n;
     if constexpr (C.loads_h_by_tma()) {
       // The tile's first chunk of h (the activation's backward by TMA), loaded under its main loop
-      // wherever the tile stores: its epilogue waits for it.
+      // wherever the warpgroup stores the tile (the conditions after the main loop below): its
+      // epilogue waits for it.
+      bool stores = live_atoms > 0;
+      if constexpr (C.cluster_n > 1 || C.pairs_last_unit()) stores = stores && tc.col0 < p.scheduler.n;
       if (stores && threadIdx.x % 128 == 0)
         StoreMechanism<C>::template load_h_chunk<C.op>(s.epi() + consumer * C.epilogue_warpgroup_bytes(),
                                                        s.h_load(consumer), p, tc.col0, row0);

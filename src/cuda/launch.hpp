@@ -33,7 +33,8 @@ inline constexpr unsigned kPortableClusterSize = 8;
 /// Launches `fn` asynchronously on config.stream; never synchronises. Raises the function's
 /// dynamic smem limit when smem_bytes > 48 KiB and allows a non-portable cluster when it has more
 /// than 8 blocks (each once per function, cached), and passes the cluster shape as a launch attribute
-/// when it is not 1x1x1 (and programmatic serialization when the config asks for it). The current context must be the function's (see make_current).
+/// when it is not 1x1x1 (and programmatic serialization when the config asks for it). The current
+/// context must be the function's (see make_current).
 /// invalid_argument for a zero extent or a grid that is not a multiple of the cluster; driver_error.
 Status launch(const DriverApi& api, CUfunction fn, const LaunchConfig& config, void** kernel_params);
 
