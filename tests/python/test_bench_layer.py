@@ -289,7 +289,9 @@ def test_the_routing_benchmark_s_candidates_agree_on_the_cpu():
     assert not bench_route.agree(outs)
 
 
+@pytest.mark.torch
 def test_the_profile_s_idle_gaps_are_the_device_s_time_between_activities():
+    pytest.importorskip("torch")  # (profile_layer imports it)
     # profile_layer.py sums where the device waits between one step's kernels (launches, host time):
     # overlapping activities (another stream's copy) leave no gap, touching ones none either, and a
     # long one covers the short ones that start and end inside it.
