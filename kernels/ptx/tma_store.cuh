@@ -24,25 +24,10 @@ __device__ __forceinline__ void st_shared_v2_u32(::cuda::std::uint32_t addr, ::c
   asm volatile("st.shared.v2.b32 [%0], {%1, %2};\n" ::"r"(addr), "r"(v0), "r"(v1) : "memory");
 }
 
-/// Four 8x8 matrices of 16-bit elements into shared memory (stmatrix .x4), each thread holding in
+/// Two 8x8 matrices of 16-bit elements into shared memory (stmatrix .x2), each thread holding in
 /// register i its pair (row lane / 4, columns 2 (lane % 4), + 1) of matrix i, the fragment layout of
 /// wgmma's accumulators; lanes 8i .. 8i + 7 give the shared-window addresses of matrix i's rows (16
 /// bytes each). kTransposed: each matrix stored transposed (row k of it holds column k).
-template <bool kTransposed = false>
-__device__ __forceinline__ void stmatrix_x4(::cuda::std::uint32_t addr, ::cuda::std::uint32_t r0,
-                                            ::cuda::std::uint32_t r1, ::cuda::std::uint32_t r2,
-                                            ::cuda::std::uint32_t r3) {
-  if constexpr (kTransposed)
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0),
-                 "r"(r1), "r"(r2), "r"(r3)
-                 : "memory");
-  else
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
-                 "r"(r2), "r"(r3)
-                 : "memory");
-}
-
-/// Two 8x8 matrices (stmatrix .x2), as stmatrix_x4 with lanes 0 .. 15 giving the rows' addresses.
 template <bool kTransposed = false>
 __device__ __forceinline__ void stmatrix_x2(::cuda::std::uint32_t addr, ::cuda::std::uint32_t r0,
                                             ::cuda::std::uint32_t r1) {

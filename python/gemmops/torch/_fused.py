@@ -126,14 +126,21 @@ def _run_planned(key: tuple, args, device: int) -> bool:
         plan = _step_plans[key] = _core.make_plan(args, operator=_chosen_operator(args, ops, device)) if ops else None
     if plan is None:
         return False
-    stream = _raw_stream(device) if device >= 0 else 0
-    ws = torch.empty(plan.workspace_size, dtype=torch.uint8, device=args.out.device) if plan.workspace_size else None
-    plan.run(args, stream, 0 if ws is None else ws.data_ptr(), plan.workspace_size)
+    stream, ws = _stream_and_workspace(plan, device, args.out.device)
+    plan.run(args, stream, _ptr(ws), plan.workspace_size)
     return True
 
 
 def _ptr(t: Optional[torch.Tensor]) -> int:
     return 0 if t is None else t.data_ptr()
+
+
+def _stream_and_workspace(plan, device: int, on: torch.device):
+    """A launch's current stream (device -1: the host's 0) and the plan's workspace from torch's caching
+    allocator on `on` (None when it needs none): stream-ordered, so freeing it after the launch is safe."""
+    stream = _raw_stream(device) if device >= 0 else 0
+    ws = torch.empty(plan.workspace_size, dtype=torch.uint8, device=on) if plan.workspace_size else None
+    return stream, ws
 
 
 def _run_cached(key: tuple, a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, out: torch.Tensor,
@@ -147,9 +154,7 @@ def _run_cached(key: tuple, a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor
     if plan is None or plan is False:
         return None if plan is None else False
     if out.numel():
-        device = a.get_device()
-        stream = _raw_stream(device) if device >= 0 else 0
-        ws = torch.empty(plan.workspace_size, dtype=torch.uint8, device=out.device) if plan.workspace_size else None
+        stream, ws = _stream_and_workspace(plan, a.get_device(), out.device)
         plan._run_unchecked(a.data_ptr(), b.data_ptr(), out.data_ptr(), offs.data_ptr(), stream, _ptr(ws),
                             plan.workspace_size, **addresses)
     return True
