@@ -173,6 +173,19 @@ def deepgemm_masked(A, W, counts, expected_m):
 AB_DEFINES = ""  # --ab-defines: gemmops' fp8 operators also compiled with these, in the same round-robin
 
 
+def bitwise_check(base, variant, out):
+    """Whether `variant` writes the same bits into `out` as `base` (an A/B define must not change a
+    result): "bitwise equal", or how many elements differ."""
+    base()
+    torch.cuda.synchronize()
+    expected = out.clone()
+    out.zero_()
+    variant()
+    torch.cuda.synchronize()
+    differ = int((out.view(torch.int16) != expected.view(torch.int16)).sum().item())
+    return "bitwise equal" if differ == 0 else f"{differ} of {out.numel()} elements differ"
+
+
 def bench_row(timer, kind, G, rows, N, K, reps):
     sizes = group_sizes(kind, G, rows)
     total = sum(sizes)
@@ -195,11 +208,16 @@ def bench_row(timer, kind, G, rows, N, K, reps):
         else:
             fns[label] = fn
     if AB_DEFINES:
-        fns[f"gemmops fp8 with {AB_DEFINES}"] = with_kernel_defines(AB_DEFINES,
-                                                                    lambda: fp8_candidate(A, W, offsets, out)[1])
+        # Every fp8 design compiled with the defines too (the first and, trials in, the others), each
+        # checked bit for bit against its build before the round-robin.
+        _, ab_fn, _, ab_others = with_kernel_defines(AB_DEFINES, lambda: fp8_candidate(A, W, offsets, out))
+        pairs = {"gemmops fp8": ab_fn, **ab_others}
         fn, _ = with_kernel_defines(AB_DEFINES, lambda: gemmops_rowwise(rowwise, offsets, out_rowwise))
         if fn is not None:
-            fns[f"gemmops fp8 row-wise with {AB_DEFINES}"] = fn
+            pairs["gemmops fp8 row-wise"] = fn
+        for label, ab in pairs.items():
+            fns[f"{label} with {AB_DEFINES}"] = ab
+            notes.append(f"{label} with {AB_DEFINES}: {bitwise_check(fns[label], ab, out_rowwise if 'row-wise' in label else out)}")
     fp8_fn()
     torch.cuda.synchronize()
     ref = quantised_reference(*quantised, ends.tolist())

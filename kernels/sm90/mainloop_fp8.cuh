@@ -215,14 +215,39 @@ struct Fp8Mainloop {
     }
   }
 
+#if defined(GEMMOPS_FP8_LATE_SCALE_PRODUCTS)
+  /// The scales as loaded, multiplied in promote (an A/B define). Multiplied in load_scales, the
+  /// product sits in the loads' basic block, and ptxas places it before the stage's wait (a spin
+  /// loop, so a block boundary): each block's issue then waits on the loads' latency (the 192-wide
+  /// loop's SASS: LDG, then FMUL of its result, then the full barrier's try-wait and the QGMMAs).
+  /// Multiplied in promote, the loads have the block's MMAs to arrive, as DeepGEMM's shared-memory
+  /// scales have, and the products are the same (bit for bit).
+  static constexpr bool kLateScaleProducts = !kRowwise;
+#else
+  static constexpr bool kLateScaleProducts = false;
+#endif
+
   /// One block's scales: A's for the thread's rows of each atom, times B's of the tile's columns in
-  /// each B block they read (rowwise: 1, applied in drain).
+  /// each B block they read (rowwise: 1, applied in drain); with kLateScaleProducts, A's (row[a][h][0])
+  /// and B's (b) as loaded, multiplied in promote.
   struct BlockScales {
-    float row[kAtoms][2][fp8_b_scale_parts<C>()];
+    float row[kAtoms][2][kLateScaleProducts ? 1 : fp8_b_scale_parts<C>()];
+#if defined(GEMMOPS_FP8_LATE_SCALE_PRODUCTS)
+    float b[fp8_b_scale_parts<C>()];
+#endif
   };
 
   __device__ __forceinline__ static void load_scales(const Accumulators& acc, int kb, BlockScales& out) {
-    if constexpr (kRowwise) {
+    if constexpr (kLateScaleProducts) {
+#if defined(GEMMOPS_FP8_LATE_SCALE_PRODUCTS)
+      out.b[0] = __ldg(acc.b_scale + kb);
+      if constexpr (fp8_b_scale_parts<C>() == 2) out.b[1] = __ldg(acc.b_scale + acc.b_next + kb);
+#pragma unroll
+      for (int a = 0; a < kAtoms; ++a)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) out.row[a][h][0] = __ldg(acc.a_scale[a][h] + kb);
+#endif
+    } else if constexpr (kRowwise) {
 #pragma unroll
       for (int a = 0; a < kAtoms; ++a)
 #pragma unroll
@@ -298,6 +323,18 @@ struct Fp8Mainloop {
       if constexpr (kRowwise) {
 #pragma unroll
         for (int i = 0; i < kFrag; ++i) acc.sum[a][i] += acc.block[kB][a][i];
+      } else if constexpr (kLateScaleProducts) {
+#if defined(GEMMOPS_FP8_LATE_SCALE_PRODUCTS)
+        // The atom's scales (two rows x the B blocks its columns read), once a block.
+        float scale[2][fp8_b_scale_parts<C>()];
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int j = 0; j < fp8_b_scale_parts<C>(); ++j) scale[h][j] = sc.row[a][h][0] * sc.b[j];
+#pragma unroll
+        for (int i = 0; i < kFrag; ++i)
+          acc.sum[a][i] = fmaf(acc.block[kB][a][i], scale[(i / 2) % 2][b_part(i, kSplit)], acc.sum[a][i]);
+#endif
       } else {
 #pragma unroll
         for (int i = 0; i < kFrag; ++i)
