@@ -302,6 +302,21 @@ struct TmaStoreEpilogue {
     // ring_pos holds the parity of the warpgroup's h loads here (the chunk's boxes are the ring's
     // first kChunkBoxes, reused chunk after chunk: every design's ring holds one chunk).
     uint32_t phase = static_cast<uint32_t>(ring_pos);
+#if defined(GEMMOPS_ROW_SCALES_AHEAD)
+    // The rows' scales, all in flight at once before the first chunk (an A/B define): read per
+    // chunk, after its h wait, each chunk waits again on an L2 round trip for the same values
+    // (the 128x128 ping-pong's SASS: the load after the try-wait, its use ~80 instructions on).
+    float row_scales[kAtoms][2];
+#pragma unroll
+    for (int a = 0; a < kAtoms; ++a)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const bool readable = a < t.live_atoms && 64 * a + 8 * h < rows_readable;
+        row_scales[a][h] = readable ? 1.0f : 0.0f;
+        if constexpr (kOp.row_scale)
+          row_scales[a][h] = readable ? __ldg(p.op.row_scale + t.row0 + 64 * a + r_in + 8 * h) : 0.0f;
+      }
+#endif
 #pragma unroll
     for (int a = 0; a < kAtoms; ++a) {
       if (a >= t.live_atoms) break;
@@ -319,8 +334,12 @@ struct TmaStoreEpilogue {
           const int rr = r_in + 8 * h;  // row in the slab
           const int r = slab_row + rr;
           const bool readable = 64 * a + 8 * h < rows_readable;
+#if defined(GEMMOPS_ROW_SCALES_AHEAD)
+          const float s = row_scales[a][h];
+#else
           float s = readable ? 1.0f : 0.0f;
           if constexpr (kOp.row_scale) s = readable ? __ldg(p.op.row_scale + r) : 0.0f;
+#endif
           float partial = 0.0f;
           // The 128-byte swizzle of TMA's boxes: 16-byte chunk c of row rr sits at chunk c ^ (rr % 8);
           // a pair's offset in its box, and an interleaved chunk's quad (dh columns 16 j + 4 q .. + 3
