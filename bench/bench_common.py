@@ -67,6 +67,28 @@ def with_kernel_defines(defines, make):
         os.environ.pop("GEMMOPS_KERNEL_DEFINES", None)
 
 
+def variants_mismatched(variants, written, clear=False):
+    """The variants (after the first, the base) whose outputs differ in any bit from the base's: each
+    runs once on the same inputs and every written tensor is compared as raw bytes (a kernel define
+    that changes no arithmetic must change no bit; garbage the product does not write compares equal,
+    as nothing else writes it in between). clear: the written tensors zeroed before each run, so a
+    variant that leaves out a part the base writes is told apart too (where no variant reads them)."""
+    import torch
+
+    def run(fn):
+        if clear:
+            for t in written:
+                t.zero_()
+        fn()
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        return [t.detach().view(torch.uint8).clone() for t in written]
+
+    labels = list(variants)
+    base = run(variants[labels[0]])
+    return [label for label in labels[1:] if any(not torch.equal(b, t) for b, t in zip(base, run(variants[label])))]
+
+
 def even_sizes(total, groups):
     """Rows per group as even as whole rows allow, the extra rows spread over the groups (8 rows over
     128 groups: one row in every 16th group)."""

@@ -23,8 +23,8 @@ import torch  # noqa: E402
 
 import gemmops as ops  # noqa: E402
 import gemmops.torch as gt  # noqa: E402
-from bench_common import (even_sizes, first_line, markdown_table, text_table, with_kernel_defines,  # noqa: E402
-                          zipf_loads)
+from bench_common import (even_sizes, first_line, markdown_table, text_table, variants_mismatched,  # noqa: E402
+                          with_kernel_defines, zipf_loads)
 from bench_grouped import Timer  # noqa: E402
 
 SHAPES = [(4, 8192, 4096, 7168), (4, 8192, 7168, 2048)]  # (groups, rows per group, N, K): DeepGEMM's
@@ -173,19 +173,6 @@ def deepgemm_masked(A, W, counts, expected_m):
 AB_DEFINES = ""  # --ab-defines: gemmops' fp8 operators also compiled with these, in the same round-robin
 
 
-def bitwise_check(base, variant, out):
-    """Whether `variant` writes the same bits into `out` as `base` (an A/B define must not change a
-    result): "bitwise equal", or how many elements differ."""
-    base()
-    torch.cuda.synchronize()
-    expected = out.clone()
-    out.zero_()
-    variant()
-    torch.cuda.synchronize()
-    differ = int((out.view(torch.int16) != expected.view(torch.int16)).sum().item())
-    return "bitwise equal" if differ == 0 else f"{differ} of {out.numel()} elements differ"
-
-
 def bench_row(timer, kind, G, rows, N, K, reps):
     sizes = group_sizes(kind, G, rows)
     total = sum(sizes)
@@ -217,7 +204,9 @@ def bench_row(timer, kind, G, rows, N, K, reps):
             pairs["gemmops fp8 row-wise"] = fn
         for label, ab in pairs.items():
             fns[f"{label} with {AB_DEFINES}"] = ab
-            notes.append(f"{label} with {AB_DEFINES}: {bitwise_check(fns[label], ab, out_rowwise if 'row-wise' in label else out)}")
+            written = [out_rowwise if "row-wise" in label else out]
+            differs = variants_mismatched({label: fns[label], "with": ab}, written, clear=True)
+            notes.append(f"{label} with {AB_DEFINES}: " + ("MISMATCH with its build" if differs else "bitwise equal"))
     fp8_fn()
     torch.cuda.synchronize()
     ref = quantised_reference(*quantised, ends.tolist())

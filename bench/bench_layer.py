@@ -325,10 +325,10 @@ def check(layers, x, bias, grad_out, leaves, backward, name="gemmops"):
     return {name: rel_err(g, w) for name, g, w in zip(CHECKED, got, want)}
 
 
-def differing_with_defines(layer, defines, x, bias, grad_out, leaves, backward):
-    """The names of the output and gradients that differ in any bit when layer's kernels are compiled
-    with `defines` (GEMMOPS_KERNEL_DEFINES): a kernel define that changes no arithmetic changes none."""
-    base = results(layer, x, bias, grad_out, leaves, backward)
+def differing_with_defines(layer, base, defines, x, bias, grad_out, leaves, backward):
+    """The names of the output and gradients that differ in any bit from `base` (results() of the layer
+    as built) when layer's kernels are compiled with `defines` (GEMMOPS_KERNEL_DEFINES): a kernel define
+    that changes no arithmetic changes none."""
     variant = with_env(lambda: results(layer, x, bias, grad_out, leaves, backward), "GEMMOPS_KERNEL_DEFINES", defines)()
     return [n for n, b, v in zip(CHECKED, base, variant) if not torch.equal(b, v)]
 
@@ -371,8 +371,9 @@ def bench_config(cfg, a, clock, device, compiled, sonic_fn):
         if a.fused:
             fused_errors = check(layers, x, bias, grad_out, leaves, not cfg.forward_only, "fused")
             print(check_line(f"{cfg.model} {routing} eager (fused)", fused_errors, "fused"), flush=True)
+            built = results(layers["fused"], x, bias, grad_out, leaves, not cfg.forward_only) if a.ab_defines else None
             for defines in a.ab_defines:
-                differ = differing_with_defines(layers["fused"], defines, x, bias, grad_out, leaves,
+                differ = differing_with_defines(layers["fused"], built, defines, x, bias, grad_out, leaves,
                                                 not cfg.forward_only)
                 print(f"{cfg.model} {routing} eager (fused with {defines}): "
                       + (f"DIFFERS from the fused layer in {', '.join(differ)}" if differ else

@@ -23,7 +23,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import LAYER_CONFIGS, SMOKE_CONFIGS, device_or_exit, select, with_kernel_defines  # noqa: E402
+from bench_common import (LAYER_CONFIGS, SMOKE_CONFIGS, device_or_exit, select, variants_mismatched,  # noqa: E402
+                          with_kernel_defines)
 
 NO_DEVICE = "bench_step_gemms.py needs a CUDA device; found none"
 
@@ -111,27 +112,6 @@ def step_gemm_arguments(cfg, device, seed=0, twins=False, written=None):
                                            2 * S * H * 2 * I),
         })
     return pieces
-
-
-def variants_mismatched(variants, written):
-    """The variants (after the first, the base) whose outputs differ in any bit from the base's: each
-    runs once on the same inputs and every written tensor is compared as raw bytes (a kernel define
-    that changes no arithmetic must change no bit; garbage the product does not write compares equal,
-    as nothing else writes it in between)."""
-    def snapshot():
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-        return [t.detach().view(torch.uint8).clone() for t in written]
-
-    labels = list(variants)
-    variants[labels[0]]()
-    base = snapshot()
-    bad = []
-    for label in labels[1:]:
-        variants[label]()
-        if any(not torch.equal(b, t) for b, t in zip(base, snapshot())):
-            bad.append(label)
-    return bad
 
 
 def main(argv=None):

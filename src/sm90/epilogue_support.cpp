@@ -40,7 +40,7 @@ std::string design_name(const Sm90Design& d) { return d.design.to_string(); }
 // The direct store writes the second operands by each thread's own column pairs
 // (epilogue_outputs.cuh). The TMA store stages them through its ring (epilogue_tma.cuh): the
 // forward's pre-activation passed the GPU suite and runs the MoE up projection 1.09-1.13x faster
-// than the direct store's best (H100, 2026-12-07); the backward is a trial.
+// than the direct store's best (H100, 2026-12-07); the backward, below.
 bool stores_directly(const Sm90Design& d) { return d.design.epilogue != Epilogue::tma_store; }
 
 // The TMA store's backward (h loaded by TMA into the staging ring) passed the GPU suite on every TMA

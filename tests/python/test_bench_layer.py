@@ -276,6 +276,21 @@ def test_a_kernel_a_b_names_the_variants_whose_outputs_differ_in_any_bit():
 
 
 @pytest.mark.torch
+def test_a_cleared_a_b_tells_a_variant_that_writes_nothing():
+    # bench_fp8.py --ab-defines clears out before each variant runs: a variant that writes nothing
+    # would otherwise find the base's bits still there and pass.
+    torch = pytest.importorskip("torch")
+    out = torch.zeros(4, dtype=torch.int16)
+
+    def write():
+        out.fill_(3)
+
+    variants = {"as built": write, "same": write, "silent": lambda: None}
+    assert bc.variants_mismatched(variants, [out]) == []
+    assert bc.variants_mismatched(variants, [out], clear=True) == ["silent"]
+
+
+@pytest.mark.torch
 def test_the_routing_benchmark_s_candidates_agree_on_the_cpu():
     # bench_route.py times three routings and checks them bitwise on the GPU; on the host all three
     # take the same counting sort, so its candidates must at least build and agree there.
